@@ -1,0 +1,64 @@
+// hhg/config.hpp: run-time configuration of the hierarchical hash grid.
+//
+// Every constant of the thesis (Schornbaum 2009, section 3) and of waLBerla's
+// HashGrids is a field here. Behavioural constants keep the thesis defaults.
+// The two storage-capacity hints (cellVectorSize, occupiedCellsVectorSize) are
+// kept as settings but hhg's default cell capacity differs from the thesis:
+// see docs/hash_grids.md, "Memory layout".
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace hhg {
+
+/// How the structure follows moving objects (thesis section 2.6, Fig. 25).
+enum class update_strategy {
+  /// Algorithm 2: a moved object is rehashed; it changes cell or grid only if
+  /// it must. An object that stays in its cell costs a hash and a compare.
+  incremental,
+  /// The naive alternative: every update() clears all cells and reinserts all
+  /// objects. Kept so the benchmark can compare the two.
+  rebuild,
+};
+
+struct config {
+  /// Ratio of the cell sizes of two successive grid levels (thesis f_hierarchy,
+  /// waLBerla hierarchyFactor). Must be > 1 and finite. Default 2.
+  double hierarchy_factor = 2.0;
+
+  /// Number of cells per axis of a newly created grid (waLBerla x/y/zCellCount).
+  /// Each must be a power of two, at least 4 (so every cell has distinct
+  /// neighbours under the modulo mapping) and at most 2^15. In 2D the third
+  /// value is ignored. Default 16 x 16 x 16.
+  std::array<std::uint32_t, 3> initial_cells = {16, 16, 16};
+
+  /// A grid grows (cells double per axis, objects are rehashed) when it holds
+  /// more objects than cells / minimal_grid_density (waLBerla
+  /// minimalGridDensity). Must be >= 1. Default 8.
+  std::uint32_t minimal_grid_density = 8;
+
+  /// While the structure holds at most this many objects, detection is the
+  /// all-pairs test over a flat list; above it the grids are built and used
+  /// from then on (irrevocably; waLBerla gridActivationThreshold). Default 32.
+  std::size_t activation_threshold = 32;
+
+  /// Initial object capacity of a cell (waLBerla cellVectorSize, thesis 16).
+  /// hhg stores a cell's objects in a block of a per-grid pool that doubles
+  /// when full, so a large reservation only costs memory; default 1. Must be
+  /// >= 1 and <= 2^16. Rounded up to a power of two.
+  std::uint32_t cell_capacity = 1;
+
+  /// Initial capacity of each grid's list of occupied cells (waLBerla
+  /// occupiedCellsVectorSize). Default 256.
+  std::uint32_t occupied_cells_capacity = 256;
+
+  /// See update_strategy. Default incremental (Algorithm 2).
+  update_strategy strategy = update_strategy::incremental;
+};
+
+/// Throws hhg::error(errc::bad_config) naming the first bad field.
+void validate_config(const config& c);
+
+}  // namespace hhg

@@ -1,0 +1,33 @@
+// hhg/error.hpp: the one exception type hhg throws for bad input.
+//
+// Errors come in three tiers (see docs/architecture.md):
+//  1. bad input at the API boundary (NaN, min > max, stale handle, bad
+//     configuration) throws hhg::error and leaves the structure unchanged;
+//  2. broken internal invariants trip assertions in debug builds;
+//  3. validate() checks every invariant on demand and throws std::logic_error.
+// The library never prints.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace hhg {
+
+enum class errc {
+  nan_coordinate,  ///< a box coordinate is NaN
+  inverted_box,    ///< min > max on some axis
+  invalid_handle,  ///< null, stale, unknown or already removed handle
+  bad_config,      ///< a configuration value outside its documented range
+  capacity,        ///< more objects than the structure can address
+};
+
+class error : public std::invalid_argument {
+ public:
+  error(errc code, const std::string& what) : std::invalid_argument(what), code_(code) {}
+  errc code() const noexcept { return code_; }
+
+ private:
+  errc code_;
+};
+
+}  // namespace hhg

@@ -1,0 +1,125 @@
+// hhg/hash_grids.hpp: the hierarchical hash grid (Schornbaum 2009).
+//
+// Every bounded object sits in exactly one cell of exactly one grid: the grid
+// whose cells are the smallest that are still larger than the object (cell/f <=
+// size < cell, f the hierarchy factor). Grids are created lazily, are hashed
+// (cells per axis a power of two, cell index = floor(coordinate / cell size)
+// modulo that count), and grow when they fill. Detection tests each occupied
+// cell against itself and half its neighbours, and each object against the
+// cells of every coarser grid that can hold an overlapping object, so each
+// overlapping pair is found exactly once. See docs/hash_grids.md.
+//
+// Thread safety: const member functions may run concurrently with each other;
+// everything else needs exclusive access.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "hhg/box.hpp"
+#include "hhg/broad_phase.hpp"
+#include "hhg/config.hpp"
+#include "hhg/error.hpp"
+#include "hhg/handle.hpp"
+#include "hhg/stats.hpp"
+
+namespace hhg {
+
+namespace detail {
+template <int D, class T>
+struct hash_grids_state;
+}
+
+/// Hierarchical hash grid for D = 2 or 3, T = float or double.
+/// Explicitly instantiated for all four combinations in the library.
+template <int D, class T>
+class hash_grids {
+ public:
+  using box_type = box<D, T>;
+  static constexpr int dimension = D;
+  using scalar = T;
+
+  /// Throws hhg::error(errc::bad_config) if `c` is out of range.
+  explicit hash_grids(const config& c = {});
+  ~hash_grids();
+  hash_grids(const hash_grids&);
+  hash_grids& operator=(const hash_grids&);
+  hash_grids(hash_grids&&) noexcept;
+  hash_grids& operator=(hash_grids&&) noexcept;
+
+  /// Stores a box and returns its handle. O(1) on average (a grid that grows
+  /// rehashes its objects: amortized O(1)). May create a grid level or
+  /// activate the grids (then all stored objects are assigned once).
+  /// Throws hhg::error for NaN or min > max; nothing changes then.
+  handle insert(const box_type& b);
+
+  /// Removes an object. O(1). Throws hhg::error for a null, stale or unknown
+  /// handle (removing twice included); nothing changes then. Grids do not shrink.
+  void remove(handle h);
+
+  /// Replaces the box of an object (move and/or resize): the update phase of
+  /// thesis Algorithm 2 for one object. With the incremental strategy an object
+  /// that stays in its cell costs a hash and a compare; otherwise it changes
+  /// cell or grid in O(1). With the rebuild strategy only the box is stored and
+  /// the next update() (or detection) reinserts every object.
+  /// Throws hhg::error for a bad handle or box; nothing changes then.
+  void move(handle h, const box_type& b);
+
+  /// The stored box of an object. Throws hhg::error for a bad handle.
+  const box_type& get(handle h) const;
+
+  /// True when `h` refers to a stored object.
+  bool contains(handle h) const noexcept;
+
+  /// Number of stored objects.
+  std::size_t size() const noexcept;
+  bool empty() const noexcept { return size() == 0; }
+
+  /// Completes the update phase. Incremental strategy: nothing to do. Rebuild
+  /// strategy: clears every cell and reinserts every object (thesis 2.6, 1.).
+  /// Detection calls it when needed, so calling it is only useful to time the
+  /// two phases apart.
+  void update();
+
+  /// Detection step: clears `out` and appends every overlapping pair once
+  /// (order unspecified but deterministic; see canonicalize). Reuses the
+  /// capacity of `out` and of internal scratch: no allocation in steady state.
+  void find_pairs(std::vector<handle_pair>& out);
+
+  /// Detection step delivering each overlapping pair to `f(a, b)` once.
+  /// `f` must not modify this structure.
+  void for_each_pair(pair_callback f);
+
+  /// Removes every object and grid (activation is reset too). Handles of
+  /// removed objects become stale.
+  void clear();
+
+  const config& settings() const noexcept;
+
+  /// Grids, objects, occupied cells, memory, and the counters of the last
+  /// detection. O(number of grids).
+  statistics stats() const;
+
+  /// Checks every invariant of the data structure (each object in exactly one
+  /// cell of the right grid, occupied-cell lists exact, handle table
+  /// consistent, memory accounting right). O(N + cells in use). Throws
+  /// std::logic_error describing the first violation.
+  void validate() const;
+
+  /// Largest |coordinate| / cell size at which hhg hashes an object into a
+  /// cell of its own size class (2^22 for float, 2^40 for double). An object
+  /// farther out is placed on a coarser grid level where the bound holds, so
+  /// it is still paired exactly. See docs/hash_grids.md, "Precision".
+  static double precision_limit() noexcept;
+
+ private:
+  std::unique_ptr<detail::hash_grids_state<D, T>> s_;
+};
+
+extern template class hash_grids<2, float>;
+extern template class hash_grids<2, double>;
+extern template class hash_grids<3, float>;
+extern template class hash_grids<3, double>;
+
+}  // namespace hhg
