@@ -45,6 +45,7 @@ class hash_grids {
   ~hash_grids();
   hash_grids(const hash_grids&);
   hash_grids& operator=(const hash_grids&);
+  /// A moved-from structure may only be assigned to or destroyed.
   hash_grids(hash_grids&&) noexcept;
   hash_grids& operator=(hash_grids&&) noexcept;
 

@@ -1,0 +1,1001 @@
+// Implementation notes: the hierarchical hash grid.
+//
+// Placement. An object's "effective size" is its longest edge, raised to
+// max|coordinate| * 2^-q (q = 22 for float, 40 for double: the precision
+// limit) and multiplied by (1 + 2^-9). The object goes to the grid with
+// cell / f <= effective size < cell (Algorithm 3; grids created lazily, kept
+// sorted by cell size in `levels`). The raise keeps |coordinate| / cell below
+// 2^q, so cell indices are exact enough; the 2^-9 guard band absorbs the
+// rounding of floor(coordinate * inverse cell size), so two overlapping
+// objects always land in cells at most one apart (docs/hash_grids.md).
+// Objects with an infinite coordinate (or absurdly large ones) live in the
+// `apart` list and are tested against everything. Until more than
+// activation_threshold objects are stored, bounded objects live in `list` and
+// detection is all-pairs.
+//
+// Hashing. Cell coordinate k = floor(v / cell) & (n - 1) per axis (n a power of
+// two >= 4, so negative coordinates wrap correctly and the 26 neighbours of a
+// cell are distinct). Cells are addressed through a two-level table: the grid
+// is cut into bricks of 4^D cells; `dir` has one entry per brick (0 = no cell
+// of the brick is occupied) and each allocated brick stores, per cell, the
+// occupied-list index + 1 (0 = empty). The cell "code" is brick << 2D | local,
+// so codes sort brick by brick. Neighbours are found from the cell's
+// coordinates with masks (no offset arrays, no hash evaluation).
+//
+//   object --eff size--> grid --floor*inv & mask--> (x,y,z) --> code
+//   code >> 2D --dir--> brick --code & (4^D-1)--> occupied index --> block
+//
+// Storage. Each occupied cell owns one block of a per-grid pool of entries
+// (box + handle), with capacities 1,2,3,4,6,8,12,16,... (free lists per
+// class); a full block moves to the next class, a block at a quarter of its
+// capacity to the previous one. A cell's objects are contiguous, removal
+// swaps with the cell's last object: O(1). The occupied list is a dense array
+// with swap-removal. A slot table maps handles to (grid, cell code, position
+// in block).
+//
+// Detection. Per grid (finest first), the occupied cells are radix-sorted by
+// code so the walk is spatially coherent (neighbour blocks are in cache).
+// Each cell: pairs inside it, pairs with its 13 (3D) / 4 (2D) forward
+// neighbours, then each of its objects against the cells of every coarser
+// non-empty grid that can hold an overlapping object (at most 3 per axis).
+#include "hhg/hash_grids.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "hhg/detail/checks.hpp"
+
+namespace hhg {
+namespace detail {
+
+namespace {
+
+constexpr std::uint32_t npos = std::numeric_limits<std::uint32_t>::max();
+constexpr std::uint32_t kPlaceList = 251;
+constexpr std::uint32_t kPlaceApart = 252;
+constexpr std::uint32_t kPlaceFree = 255;
+constexpr std::uint32_t kMaxGrids = 250;
+constexpr std::uint32_t kPosBits = 24;
+constexpr std::uint32_t kPosMask = (1u << kPosBits) - 1;
+constexpr int kClasses = 52;
+
+// Block capacities: 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, ...
+constexpr std::uint32_t class_capacity(int k) {
+  if (k == 0) return 1;
+  if (k % 2 == 1) return 1u << ((k + 1) / 2);
+  return 3u << ((k - 2) / 2);
+}
+static_assert(class_capacity(1) == 2 && class_capacity(2) == 3 && class_capacity(3) == 4 &&
+                  class_capacity(4) == 6 && class_capacity(5) == 8 && class_capacity(6) == 12,
+              "block classes grow by factors 1.33..1.5");
+static_assert(class_capacity(kClasses - 1) > kPosMask, "the largest block holds any cell");
+
+int class_for(std::uint32_t n) {
+  int k = 0;
+  while (class_capacity(k) < n) ++k;
+  return k;
+}
+
+inline std::int64_t floor_to_int(double t) {
+  const auto k = static_cast<std::int64_t>(t);
+  return k - (t < static_cast<double>(k) ? 1 : 0);
+}
+
+template <class V>
+std::size_t capacity_bytes(const V& v) {
+  return v.capacity() * sizeof(typename V::value_type);
+}
+
+// Grows a vector's capacity by 1.25x (not 2x) to bound the slack of the big
+// arrays; amortized O(1) still.
+template <class V>
+void reserve_for(V& v, std::size_t needed) {
+  if (needed <= v.capacity()) return;
+  std::size_t c = v.capacity() + v.capacity() / 4 + 16;
+  v.reserve(std::max(c, needed));
+}
+
+}  // namespace
+
+template <int D, class T>
+struct hash_grids_state {
+  using box_t = box<D, T>;
+  static constexpr std::uint32_t kLocalBits = 2 * D;
+  static constexpr std::uint32_t kBrickCells = 1u << kLocalBits;
+  static constexpr std::uint32_t kLocalMask = kBrickCells - 1;
+  static constexpr int q = std::is_same_v<T, float> ? 22 : 40;
+
+  struct entry {
+    box_t b;
+    handle id;
+  };
+  // place: grid id, kPlaceList, kPlaceApart or kPlaceFree in the top 8 bits of
+  // place_pos; the position in the cell's block in the low 24 bits. For list
+  // and apart objects, `cell` is the position in that list; for free slots,
+  // `cell` is the next free slot.
+  struct slot {
+    std::uint32_t generation;
+    std::uint32_t cell;
+    std::uint32_t place_pos;
+    std::uint32_t place() const { return place_pos >> kPosBits; }
+    std::uint32_t pos() const { return place_pos & kPosMask; }
+  };
+  struct occupied_cell {
+    std::uint32_t cell;   // code
+    std::uint32_t block;  // first entry in pool
+    std::uint32_t count;
+    std::uint32_t klass;  // block capacity class
+  };
+  struct grid {
+    double cell_size = 0;
+    double lower = 0;  // objects of effective size in [lower, cell_size) belong here
+    double inv = 0;
+    std::array<std::uint32_t, D> bits{};
+    std::array<std::uint32_t, D> mask{};
+    std::vector<std::uint32_t> dir;
+    std::vector<std::uint32_t> bricks;
+    std::vector<std::uint32_t> brick_fill;
+    std::vector<std::uint32_t> free_bricks;
+    std::vector<occupied_cell> occupied;
+    std::vector<entry> pool;
+    std::array<std::vector<std::uint32_t>, kClasses> free_blocks;
+    std::size_t objects = 0;
+
+    std::uint64_t cell_count() const {
+      std::uint32_t s = 0;
+      for (int i = 0; i < D; ++i) s += bits[i];
+      return std::uint64_t{1} << s;
+    }
+  };
+
+  config cfg;
+  std::vector<grid> grids;            // by id
+  std::vector<std::uint32_t> levels;  // grid ids, ascending cell size
+  std::vector<entry> list;
+  std::vector<entry> apart;
+  std::vector<slot> slots;
+  std::uint32_t free_head = npos;
+  std::size_t count = 0;
+  bool active = false;
+  bool rebuild_pending = false;
+  int base_class = 0;
+
+  // detection scratch and counters
+  std::vector<std::uint32_t> order, order_tmp;
+  std::vector<std::uint32_t> live_levels;
+  std::vector<entry> tmp;
+  std::uint64_t box_tests = 0, cells_visited = 0, pairs = 0;
+
+  explicit hash_grids_state(const config& c) : cfg(c), base_class(class_for(c.cell_capacity)) {}
+
+  // ---- geometry ---------------------------------------------------------------
+  // Returns +inf for objects that must be kept apart.
+  static double effective_size(const box_t& b) {
+    double edge = 0, mag = 0;
+    for (int i = 0; i < D; ++i) {
+      const double lo = b.min[i], hi = b.max[i];
+      edge = std::max(edge, hi - lo);
+      mag = std::max(mag, std::max(std::fabs(lo), std::fabs(hi)));
+    }
+    const double eff = std::max(edge, std::ldexp(mag, -q)) * (1.0 + 0x1p-9);
+    if (!(eff <= 0x1p900)) return std::numeric_limits<double>::infinity();
+    return eff;
+  }
+
+  static std::uint32_t coord(const grid& g, int axis, T v) {
+    return static_cast<std::uint32_t>(floor_to_int(static_cast<double>(v) * g.inv)) & g.mask[axis];
+  }
+
+  static std::uint32_t encode(const grid& g, const std::array<std::uint32_t, D>& c) {
+    std::uint32_t brick = c[0] >> 2;
+    std::uint32_t local = c[0] & 3u;
+    std::uint32_t shift = g.bits[0] - 2;
+    brick |= (c[1] >> 2) << shift;
+    local |= (c[1] & 3u) << 2;
+    if constexpr (D == 3) {
+      shift += g.bits[1] - 2;
+      brick |= (c[2] >> 2) << shift;
+      local |= (c[2] & 3u) << 4;
+    }
+    return brick << kLocalBits | local;
+  }
+
+  static std::array<std::uint32_t, D> decode(const grid& g, std::uint32_t code) {
+    std::array<std::uint32_t, D> c{};
+    const std::uint32_t local = code & kLocalMask;
+    std::uint32_t brick = code >> kLocalBits;
+    for (int i = 0; i < D; ++i) {
+      const std::uint32_t bb = g.bits[i] - 2;
+      c[i] = ((brick & ((1u << bb) - 1)) << 2) | ((local >> (2 * i)) & 3u);
+      brick >>= bb;
+    }
+    return c;
+  }
+
+  static std::uint32_t cell_of(const grid& g, const box_t& b) {
+    std::array<std::uint32_t, D> c{};
+    for (int i = 0; i < D; ++i) c[i] = coord(g, i, b.min[i]);
+    return encode(g, c);
+  }
+
+  // occupied index + 1, or 0
+  static std::uint32_t lookup(const grid& g, std::uint32_t code) {
+    const std::uint32_t d = g.dir[code >> kLocalBits];
+    return d == 0 ? 0 : g.bricks[((d - 1) << kLocalBits) | (code & kLocalMask)];
+  }
+
+  // ---- grids --------------------------------------------------------------------
+  void init_grid(grid& g, double cell_size, double lower) {
+    g.cell_size = cell_size;
+    g.lower = lower;
+    g.inv = 1.0 / cell_size;
+    for (int i = 0; i < D; ++i) {
+      g.bits[i] = static_cast<std::uint32_t>(std::countr_zero(cfg.initial_cells[i]));
+      g.mask[i] = cfg.initial_cells[i] - 1;
+    }
+    g.dir.assign(static_cast<std::size_t>(g.cell_count() >> kLocalBits), 0);
+    g.occupied.reserve(cfg.occupied_cells_capacity);
+  }
+
+  std::uint32_t new_grid(double cell_size, double lower, std::size_t level_pos) {
+    if (grids.size() >= kMaxGrids)
+      throw error(errc::capacity, "hhg: more than 250 grid levels needed (sizes span too many decades "
+                                  "for this hierarchy factor)");
+    grids.emplace_back();
+    init_grid(grids.back(), cell_size, lower);
+    const auto id = static_cast<std::uint32_t>(grids.size() - 1);
+    levels.insert(levels.begin() + static_cast<std::ptrdiff_t>(level_pos), id);
+    return id;
+  }
+
+  // Algorithm 3: the grid for an object of effective size `eff`, created if
+  // needed. Each grid keeps the bounds [lower, cell_size) it was created with,
+  // so placement and the checks in move() and validate() agree exactly even
+  // when f is not a power of two. An all-zero box (eff 0) fits any grid.
+  std::uint32_t grid_for(double eff) {
+    const double f = cfg.hierarchy_factor;
+    if (levels.empty()) {
+      const double c = eff > 0 ? eff * std::sqrt(f) : 1.0;
+      return new_grid(c, c / f, 0);
+    }
+    if (eff <= 0) return levels.front();
+    for (std::size_t i = 0; i < levels.size(); ++i) {
+      const grid& g = grids[levels[i]];
+      if (eff < g.cell_size) {
+        if (eff >= g.lower) return levels[i];
+        double prev = g.lower, x = g.lower;
+        while (eff < x) {
+          prev = x;
+          x /= f;
+        }
+        return new_grid(prev, x, i);  // x <= eff < prev
+      }
+    }
+    double prev = grids[levels.back()].cell_size, x = prev;
+    while (eff >= x) {
+      prev = x;
+      x *= f;
+    }
+    return new_grid(x, prev, levels.size());  // prev <= eff < x
+  }
+
+  // true when an object of effective size eff belongs in grid g
+  static bool fits(const grid& g, double eff) { return eff < g.cell_size && (eff >= g.lower || eff <= 0); }
+
+  // ---- blocks ------------------------------------------------------------------
+  std::uint32_t alloc_block(grid& g, int k) {
+    auto& fl = g.free_blocks[k];
+    if (!fl.empty()) {
+      const std::uint32_t b = fl.back();
+      fl.pop_back();
+      return b;
+    }
+    const std::size_t start = g.pool.size();
+    const std::size_t need = start + class_capacity(k);
+    if (need > npos) throw error(errc::capacity, "hhg: a grid holds too many objects");
+    reserve_for(g.pool, need);
+    g.pool.resize(need);
+    return static_cast<std::uint32_t>(start);
+  }
+
+  void free_block(grid& g, std::uint32_t block, int k) { g.free_blocks[k].push_back(block); }
+
+  void relocate(grid& g, occupied_cell& oc, int k) {
+    const std::uint32_t nb = alloc_block(g, k);
+    std::copy_n(g.pool.begin() + oc.block, oc.count, g.pool.begin() + nb);
+    free_block(g, oc.block, static_cast<int>(oc.klass));
+    oc.block = nb;
+    oc.klass = static_cast<std::uint32_t>(k);
+  }
+
+  // ---- cells ---------------------------------------------------------------------
+  std::uint32_t& cell_ref(grid& g, std::uint32_t code) {
+    const std::uint32_t b = code >> kLocalBits;
+    if (g.dir[b] == 0) {
+      std::uint32_t id;
+      if (!g.free_bricks.empty()) {
+        id = g.free_bricks.back();
+        g.free_bricks.pop_back();
+      } else {
+        id = static_cast<std::uint32_t>(g.brick_fill.size());
+        g.brick_fill.push_back(0);
+        g.bricks.resize(g.bricks.size() + kBrickCells, 0);
+      }
+      g.dir[b] = id + 1;
+    }
+    return g.bricks[((g.dir[b] - 1) << kLocalBits) | (code & kLocalMask)];
+  }
+
+  // Adds entry e to grid gid (slot table updated). No growth check.
+  void add_to_grid(std::uint32_t gid, const entry& e) {
+    grid& g = grids[gid];
+    const std::uint32_t code = cell_of(g, e.b);
+    std::uint32_t& ref = cell_ref(g, code);
+    if (ref == 0) {
+      const std::uint32_t block = alloc_block(g, base_class);
+      g.occupied.push_back({code, block, 0, static_cast<std::uint32_t>(base_class)});
+      ref = static_cast<std::uint32_t>(g.occupied.size());
+      ++g.brick_fill[g.dir[code >> kLocalBits] - 1];
+    }
+    occupied_cell& oc = g.occupied[ref - 1];
+    if (oc.count == class_capacity(static_cast<int>(oc.klass))) {
+      if (oc.count >= kPosMask) throw error(errc::capacity, "hhg: more than 2^24 objects in one cell");
+      relocate(g, oc, static_cast<int>(oc.klass) + 1);
+    }
+    g.pool[oc.block + oc.count] = e;
+    slot& s = slots[e.id.index];
+    s.cell = code;
+    s.place_pos = gid << kPosBits | oc.count;
+    ++oc.count;
+    ++g.objects;
+  }
+
+  void remove_from_grid(std::uint32_t gid, std::uint32_t code, std::uint32_t pos) {
+    grid& g = grids[gid];
+    std::uint32_t& ref = cell_ref(g, code);
+    const std::uint32_t oi = ref - 1;
+    occupied_cell& oc = g.occupied[oi];
+    const std::uint32_t last = oc.count - 1;
+    if (pos != last) {
+      g.pool[oc.block + pos] = g.pool[oc.block + last];
+      slot& moved = slots[g.pool[oc.block + pos].id.index];
+      moved.place_pos = (moved.place_pos & ~kPosMask) | pos;
+    }
+    oc.count = last;
+    --g.objects;
+    if (oc.count == 0) {
+      free_block(g, oc.block, static_cast<int>(oc.klass));
+      ref = 0;
+      const std::uint32_t brick = g.dir[code >> kLocalBits] - 1;
+      if (--g.brick_fill[brick] == 0) {
+        g.dir[code >> kLocalBits] = 0;
+        g.free_bricks.push_back(brick);
+      }
+      if (oi + 1 != g.occupied.size()) {
+        g.occupied[oi] = g.occupied.back();
+        cell_ref(g, g.occupied[oi].cell) = oi + 1;
+      }
+      g.occupied.pop_back();
+    } else if (static_cast<int>(oc.klass) > base_class && oc.klass >= 2 &&
+               oc.count <= class_capacity(static_cast<int>(oc.klass) - 2)) {
+      relocate(g, oc, static_cast<int>(oc.klass) - 1);
+    }
+  }
+
+  void reset_grid(grid& g) {
+    g.dir.assign(static_cast<std::size_t>(g.cell_count() >> kLocalBits), 0);
+    g.bricks.clear();
+    g.brick_fill.clear();
+    g.free_bricks.clear();
+    g.occupied.clear();
+    g.pool.clear();
+    for (auto& fl : g.free_blocks) fl.clear();
+    g.objects = 0;
+  }
+
+  void gather(const grid& g, std::vector<entry>& out) const {
+    for (const occupied_cell& oc : g.occupied)
+      out.insert(out.end(), g.pool.begin() + oc.block, g.pool.begin() + oc.block + oc.count);
+  }
+
+  // Section 3.4: double the cells per axis when objects > cells / density.
+  void maybe_grow(std::uint32_t gid) {
+    grid& g = grids[gid];
+    const std::uint64_t cells = g.cell_count();
+    if (g.objects <= cells / cfg.minimal_grid_density) return;
+    std::uint32_t total = 0;
+    for (int i = 0; i < D; ++i) total += g.bits[i];
+    if (total + D > 31) return;  // codes are 32-bit: a grid stops growing at 2^31 cells
+    std::vector<entry> all;  // growth is rare: a local buffer keeps no memory afterwards
+    all.reserve(g.objects);
+    gather(g, all);
+    for (int i = 0; i < D; ++i) {
+      ++g.bits[i];
+      g.mask[i] = (1u << g.bits[i]) - 1;
+    }
+    reset_grid(g);
+    for (const entry& e : all) add_to_grid(gid, e);
+  }
+
+  // ---- slots -------------------------------------------------------------------
+  bool live(handle h) const {
+    return h.generation != 0 && h.index < slots.size() && slots[h.index].place() != kPlaceFree &&
+           slots[h.index].generation == h.generation;
+  }
+
+  handle new_slot() {
+    std::uint32_t index;
+    if (free_head != npos) {
+      index = free_head;
+      free_head = slots[index].cell;
+    } else {
+      if (slots.size() >= npos - 1) throw error(errc::capacity, "hhg: too many objects (2^32 - 1)");
+      reserve_for(slots, slots.size() + 1);
+      slots.push_back({1, 0, kPlaceFree << kPosBits});
+      index = static_cast<std::uint32_t>(slots.size() - 1);
+    }
+    return {index, slots[index].generation};
+  }
+
+  void release_slot(std::uint32_t index) {
+    slot& s = slots[index];
+    s.generation = s.generation + 1 == 0 ? 1 : s.generation + 1;
+    s.place_pos = kPlaceFree << kPosBits;
+    s.cell = free_head;
+    free_head = index;
+  }
+
+  // ---- placing and unplacing objects ---------------------------------------------
+  void push_list(std::vector<entry>& v, std::uint32_t place, const entry& e) {
+    v.push_back(e);
+    slot& s = slots[e.id.index];
+    s.cell = static_cast<std::uint32_t>(v.size() - 1);
+    s.place_pos = place << kPosBits;
+  }
+
+  void erase_list(std::vector<entry>& v, std::uint32_t pos) {
+    if (pos + 1 != v.size()) {
+      v[pos] = v.back();
+      slots[v[pos].id.index].cell = pos;
+    }
+    v.pop_back();
+  }
+
+  // Stores e where it belongs (grid, list or apart).
+  void place(const entry& e) {
+    const double eff = effective_size(e.b);
+    if (!is_bounded(e.b) || std::isinf(eff)) {
+      push_list(apart, kPlaceApart, e);
+    } else if (!active) {
+      push_list(list, kPlaceList, e);
+    } else {
+      const std::uint32_t gid = grid_for(eff);
+      add_to_grid(gid, e);
+      maybe_grow(gid);
+    }
+  }
+
+  void unplace(std::uint32_t index) {
+    const slot s = slots[index];
+    switch (s.place()) {
+      case kPlaceList:
+        erase_list(list, s.cell);
+        break;
+      case kPlaceApart:
+        erase_list(apart, s.cell);
+        break;
+      default:
+        remove_from_grid(s.place(), s.cell, s.pos());
+    }
+  }
+
+  entry& find(std::uint32_t index) {
+    const slot& s = slots[index];
+    switch (s.place()) {
+      case kPlaceList:
+        return list[s.cell];
+      case kPlaceApart:
+        return apart[s.cell];
+      default: {
+        grid& g = grids[s.place()];
+        return g.pool[g.occupied[lookup(g, s.cell) - 1].block + s.pos()];
+      }
+    }
+  }
+
+  void activate() {
+    active = true;
+    std::vector<entry> all;
+    all.swap(list);  // releases the list's memory
+    for (const entry& e : all) place(e);
+  }
+
+  // Rebuild strategy: clear every cell, reinsert every grid object.
+  void rebuild() {
+    tmp.clear();
+    for (grid& g : grids) {
+      gather(g, tmp);
+      reset_grid(g);
+    }
+    for (const entry& e : tmp) place(e);
+    rebuild_pending = false;
+  }
+
+  // ---- detection -----------------------------------------------------------------
+  void sort_occupied(const grid& g) {
+    const std::size_t n = g.occupied.size();
+    order.resize(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = static_cast<std::uint32_t>(i);
+    if (n < 64) {
+      std::sort(order.begin(), order.end(),
+                [&](std::uint32_t a, std::uint32_t b) { return g.occupied[a].cell < g.occupied[b].cell; });
+      return;
+    }
+    std::uint32_t total = 0;
+    for (int i = 0; i < D; ++i) total += g.bits[i];
+    order_tmp.resize(n);
+    constexpr int kDigit = 11;
+    for (std::uint32_t shift = 0; shift < total; shift += kDigit) {
+      std::uint32_t counts[1u << kDigit] = {};
+      for (std::size_t i = 0; i < n; ++i) ++counts[(g.occupied[order[i]].cell >> shift) & ((1u << kDigit) - 1)];
+      std::uint32_t sum = 0;
+      for (auto& c : counts) {
+        const std::uint32_t v = c;
+        c = sum;
+        sum += v;
+      }
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint32_t o = order[i];
+        order_tmp[counts[(g.occupied[o].cell >> shift) & ((1u << kDigit) - 1)]++] = o;
+      }
+      order.swap(order_tmp);
+    }
+  }
+
+  template <class Sink>
+  void test_against(const entry& a, const entry* first, std::uint32_t n, Sink& sink) {
+    box_tests += n;
+    for (std::uint32_t j = 0; j < n; ++j) {
+      if (overlaps(a.b, first[j].b)) sink(a.id, first[j].id);
+    }
+  }
+
+  template <class Sink>
+  void detect(Sink& sink) {
+    box_tests = cells_visited = 0;
+    if (rebuild_pending) rebuild();
+    // 1. all-pairs list (before activation)
+    for (std::size_t i = 0; i < list.size(); ++i)
+      test_against(list[i], list.data() + i + 1, static_cast<std::uint32_t>(list.size() - i - 1), sink);
+    // 2. objects kept apart against everything
+    for (std::size_t i = 0; i < apart.size(); ++i) {
+      const entry& a = apart[i];
+      test_against(a, apart.data() + i + 1, static_cast<std::uint32_t>(apart.size() - i - 1), sink);
+      test_against(a, list.data(), static_cast<std::uint32_t>(list.size()), sink);
+      for (const grid& g : grids)
+        for (const occupied_cell& oc : g.occupied) test_against(a, g.pool.data() + oc.block, oc.count, sink);
+    }
+    // 3. the grids, finest first
+    live_levels.clear();
+    for (std::uint32_t id : levels)
+      if (grids[id].objects != 0) live_levels.push_back(id);
+    for (std::size_t li = 0; li < live_levels.size(); ++li) detect_grid(li, sink);
+  }
+
+  template <class Sink>
+  void detect_grid(std::size_t li, Sink& sink) {
+    const grid& g = grids[live_levels[li]];
+    sort_occupied(g);
+    const entry* pool = g.pool.data();
+    for (const std::uint32_t o : order) {
+      const occupied_cell& oc = g.occupied[o];
+      const entry* cell = pool + oc.block;
+      const std::uint32_t n = oc.count;
+      ++cells_visited;
+      for (std::uint32_t i = 0; i + 1 < n; ++i) test_against(cell[i], cell + i + 1, n - i - 1, sink);
+      const auto c = decode(g, oc.cell);
+      // forward half of the neighbourhood: dz > 0, or dz == 0 and dy > 0, or dz == dy == 0 and dx > 0
+      auto visit = [&](std::uint32_t code) {
+        const std::uint32_t r = lookup(g, code);
+        if (r == 0) return;
+        const occupied_cell& nb = g.occupied[r - 1];
+        ++cells_visited;
+        for (std::uint32_t i = 0; i < n; ++i) test_against(cell[i], pool + nb.block, nb.count, sink);
+      };
+      const std::uint32_t xp = (c[0] + 1) & g.mask[0], xm = (c[0] - 1) & g.mask[0];
+      const std::uint32_t yp = (c[1] + 1) & g.mask[1], ym = (c[1] - 1) & g.mask[1];
+      if constexpr (D == 2) {
+        visit(encode(g, {xp, c[1]}));
+        visit(encode(g, {xm, yp}));
+        visit(encode(g, {c[0], yp}));
+        visit(encode(g, {xp, yp}));
+      } else {
+        visit(encode(g, {xp, c[1], c[2]}));
+        visit(encode(g, {xm, yp, c[2]}));
+        visit(encode(g, {c[0], yp, c[2]}));
+        visit(encode(g, {xp, yp, c[2]}));
+        const std::uint32_t zp = (c[2] + 1) & g.mask[2];
+        for (const std::uint32_t y : {ym, c[1], yp})
+          for (const std::uint32_t x : {xm, c[0], xp}) visit(encode(g, {x, y, zp}));
+      }
+      // every coarser grid
+      for (std::size_t lj = li + 1; lj < live_levels.size(); ++lj) {
+        const grid& h = grids[live_levels[lj]];
+        for (std::uint32_t i = 0; i < n; ++i) cross(cell[i], h, sink);
+      }
+    }
+  }
+
+  // Object a (from a finer grid) against the cells of coarser grid h that can
+  // hold an object overlapping it: per axis from cell(a.min) - 1 to
+  // cell(a.max), at most 3 cells (distinct, as h has >= 4 cells per axis).
+  template <class Sink>
+  void cross(const entry& a, const grid& h, Sink& sink) {
+    std::array<std::int64_t, D> lo{}, hi{};
+    for (int i = 0; i < D; ++i) {
+      lo[i] = floor_to_int(static_cast<double>(a.b.min[i]) * h.inv) - 1;
+      hi[i] = std::min(floor_to_int(static_cast<double>(a.b.max[i]) * h.inv), lo[i] + 2);
+    }
+    std::array<std::uint32_t, D> c{};
+    auto visit = [&]() {
+      const std::uint32_t r = lookup(h, encode(h, c));
+      if (r == 0) return;
+      const occupied_cell& nb = h.occupied[r - 1];
+      ++cells_visited;
+      test_against(a, h.pool.data() + nb.block, nb.count, sink);
+    };
+    if constexpr (D == 2) {
+      for (std::int64_t y = lo[1]; y <= hi[1]; ++y) {
+        c[1] = static_cast<std::uint32_t>(y) & h.mask[1];
+        for (std::int64_t x = lo[0]; x <= hi[0]; ++x) {
+          c[0] = static_cast<std::uint32_t>(x) & h.mask[0];
+          visit();
+        }
+      }
+    } else {
+      for (std::int64_t z = lo[2]; z <= hi[2]; ++z) {
+        c[2] = static_cast<std::uint32_t>(z) & h.mask[2];
+        for (std::int64_t y = lo[1]; y <= hi[1]; ++y) {
+          c[1] = static_cast<std::uint32_t>(y) & h.mask[1];
+          for (std::int64_t x = lo[0]; x <= hi[0]; ++x) {
+            c[0] = static_cast<std::uint32_t>(x) & h.mask[0];
+            visit();
+          }
+        }
+      }
+    }
+  }
+
+  // ---- accounting ------------------------------------------------------------------
+  std::size_t grid_bytes(const grid& g) const {
+    std::size_t b = sizeof(grid) + capacity_bytes(g.dir) + capacity_bytes(g.bricks) +
+                    capacity_bytes(g.brick_fill) + capacity_bytes(g.free_bricks) +
+                    capacity_bytes(g.occupied) + capacity_bytes(g.pool);
+    for (const auto& fl : g.free_blocks) b += capacity_bytes(fl);
+    return b;
+  }
+
+  std::size_t total_bytes() const {
+    std::size_t b = sizeof(*this) + capacity_bytes(grids) + capacity_bytes(levels) + capacity_bytes(list) +
+                    capacity_bytes(apart) + capacity_bytes(slots) + capacity_bytes(order) +
+                    capacity_bytes(order_tmp) + capacity_bytes(live_levels) + capacity_bytes(tmp);
+    for (const grid& g : grids) b += grid_bytes(g) - sizeof(grid);
+    return b;
+  }
+
+  [[noreturn]] static void broken(const std::string& what) {
+    throw std::logic_error("hhg: hash_grids invariant broken: " + what);
+  }
+
+  void validate() const;
+};
+
+template <int D, class T>
+void hash_grids_state<D, T>::validate() const {
+  std::size_t live_count = 0;
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    const slot& s = slots[i];
+    if (s.place() == kPlaceFree) continue;
+    ++live_count;
+    const entry* e = nullptr;
+    if (s.place() == kPlaceList || s.place() == kPlaceApart) {
+      const auto& v = s.place() == kPlaceList ? list : apart;
+      if (s.cell >= v.size()) broken("slot " + std::to_string(i) + " points past its list");
+      e = &v[s.cell];
+    } else {
+      if (s.place() >= grids.size()) broken("slot " + std::to_string(i) + " names a missing grid");
+      const grid& g = grids[s.place()];
+      if ((s.cell >> kLocalBits) >= g.dir.size()) broken("slot cell code out of range");
+      const std::uint32_t r = lookup(g, s.cell);
+      if (r == 0 || r > g.occupied.size()) broken("slot " + std::to_string(i) + " names an empty cell");
+      const occupied_cell& oc = g.occupied[r - 1];
+      if (s.pos() >= oc.count) broken("slot position past its cell's count");
+      e = &g.pool[oc.block + s.pos()];
+      if (!rebuild_pending) {
+        if (cell_of(g, e->b) != s.cell) broken("object " + std::to_string(i) + " is not in the cell of its box");
+        const double eff = effective_size(e->b);
+        if (!(eff < g.cell_size)) broken("object " + std::to_string(i) + " is larger than its grid's cells");
+        if (!fits(g, eff)) {
+          // allowed only for objects whose level would be finer than every grid
+          // (effective size 0); otherwise the object is in the wrong grid
+          broken("object " + std::to_string(i) + " is in a grid of the wrong size class");
+        }
+      }
+    }
+    if (e->id.index != i || e->id.generation != s.generation) broken("entry does not point back to its slot");
+    if (!is_bounded(e->b) && s.place() != kPlaceApart) broken("unbounded object outside the apart list");
+    if (s.place() == kPlaceList && active) broken("all-pairs list used after activation");
+  }
+  if (live_count != count) broken("object count differs from live slots");
+  std::size_t free_count = 0;
+  for (std::uint32_t f = free_head; f != npos; f = slots[f].cell) {
+    if (f >= slots.size() || slots[f].place() != kPlaceFree) broken("free list corrupt");
+    if (++free_count > slots.size()) broken("free list has a cycle");
+  }
+  if (free_count + live_count != slots.size()) broken("free slots are lost");
+  std::size_t grid_objects = 0;
+  for (std::size_t li = 0; li < levels.size(); ++li) {
+    if (li > 0 && !(grids[levels[li - 1]].cell_size < grids[levels[li]].cell_size))
+      broken("grid levels are not in ascending cell size");
+  }
+  if (levels.size() != grids.size()) broken("a grid is missing from the level list");
+  for (std::size_t gi = 0; gi < grids.size(); ++gi) {
+    const grid& g = grids[gi];
+    std::size_t objs = 0;
+    std::vector<std::uint32_t> fill(g.brick_fill.size(), 0);
+    std::vector<std::uint8_t> used(g.pool.size(), 0);
+    for (std::size_t oi = 0; oi < g.occupied.size(); ++oi) {
+      const occupied_cell& oc = g.occupied[oi];
+      if (oc.count == 0) broken("an occupied cell is empty");
+      if (oc.count > class_capacity(static_cast<int>(oc.klass))) broken("a cell overflows its block");
+      if (oc.block + class_capacity(static_cast<int>(oc.klass)) > g.pool.size()) broken("block past pool end");
+      if (lookup(g, oc.cell) != oi + 1) broken("cell table does not map an occupied cell back");
+      ++fill[g.dir[oc.cell >> kLocalBits] - 1];
+      for (std::uint32_t k = 0; k < class_capacity(static_cast<int>(oc.klass)); ++k) {
+        if (used[oc.block + k]++) broken("two blocks overlap");
+      }
+      for (std::uint32_t k = 0; k < oc.count; ++k) {
+        const entry& e = g.pool[oc.block + k];
+        const slot& s = slots[e.id.index];
+        if (s.place() != gi || s.cell != oc.cell || s.pos() != k) broken("slot does not point at its entry");
+      }
+      objs += oc.count;
+    }
+    for (int k = 0; k < kClasses; ++k)
+      for (std::uint32_t b : g.free_blocks[k]) {
+        for (std::uint32_t j = 0; j < class_capacity(k); ++j)
+          if (b + j >= g.pool.size() || used[b + j]++) broken("a free block overlaps a used one");
+      }
+    for (std::uint8_t u : used)
+      if (!u) broken("pool space is lost (neither used nor free)");
+    if (objs != g.objects) broken("grid object count is wrong");
+    grid_objects += objs;
+    std::size_t cells_in_bricks = 0;
+    for (std::size_t b = 0; b < g.dir.size(); ++b) {
+      if (g.dir[b] == 0) continue;
+      const std::uint32_t id = g.dir[b] - 1;
+      if (fill[id] == 0 || fill[id] != g.brick_fill[id]) broken("brick fill count is wrong");
+      cells_in_bricks += fill[id];
+    }
+    if (cells_in_bricks != g.occupied.size()) broken("occupied cells outside allocated bricks");
+    for (std::uint32_t id : g.free_bricks) {
+      if (g.brick_fill[id] != 0) broken("a free brick is in use");
+      for (std::uint32_t k = 0; k < kBrickCells; ++k)
+        if (g.bricks[(id << kLocalBits) | k] != 0) broken("a free brick holds cells");
+    }
+    if (g.free_bricks.size() + std::count_if(g.dir.begin(), g.dir.end(), [](std::uint32_t d) { return d != 0; }) !=
+        g.brick_fill.size())
+      broken("bricks are lost");
+    if (g.objects > 0 && g.objects > g.cell_count() / cfg.minimal_grid_density) {
+      std::uint32_t total = 0;
+      for (int i = 0; i < D; ++i) total += g.bits[i];
+      if (total + D <= 31) broken("a grid is fuller than the minimal grid density allows");
+    }
+  }
+  if (grid_objects + list.size() + apart.size() != count) broken("objects are lost");
+  if (!active && grid_objects != 0) broken("grid objects before activation");
+}
+
+}  // namespace detail
+
+// ---- public interface ------------------------------------------------------------------
+
+template <int D, class T>
+hash_grids<D, T>::hash_grids(const config& c) {
+  validate_config(c);
+  s_ = std::make_unique<detail::hash_grids_state<D, T>>(c);
+}
+
+template <int D, class T>
+hash_grids<D, T>::~hash_grids() = default;
+
+template <int D, class T>
+hash_grids<D, T>::hash_grids(const hash_grids& o)
+    : s_(std::make_unique<detail::hash_grids_state<D, T>>(*o.s_)) {}
+
+template <int D, class T>
+hash_grids<D, T>& hash_grids<D, T>::operator=(const hash_grids& o) {
+  if (this != &o) s_ = std::make_unique<detail::hash_grids_state<D, T>>(*o.s_);
+  return *this;
+}
+
+template <int D, class T>
+hash_grids<D, T>::hash_grids(hash_grids&& o) noexcept = default;
+
+template <int D, class T>
+hash_grids<D, T>& hash_grids<D, T>::operator=(hash_grids&& o) noexcept {
+  s_.swap(o.s_);
+  return *this;
+}
+
+template <int D, class T>
+handle hash_grids<D, T>::insert(const box_type& b) {
+  detail::require_valid_box(b);
+  auto& s = *s_;
+  if (s.count + 1 > (std::size_t{1} << 32) - 2) throw error(errc::capacity, "hhg: too many objects");
+  const handle h = s.new_slot();
+  try {
+    s.place({b, h});
+  } catch (...) {
+    s.release_slot(h.index);
+    throw;
+  }
+  ++s.count;
+  if (!s.active && s.count > s.cfg.activation_threshold) s.activate();
+  return h;
+}
+
+template <int D, class T>
+void hash_grids<D, T>::remove(handle h) {
+  auto& s = *s_;
+  if (!s.live(h)) detail::throw_invalid_handle("hash_grids::remove");
+  s.unplace(h.index);
+  s.release_slot(h.index);
+  --s.count;
+}
+
+template <int D, class T>
+void hash_grids<D, T>::move(handle h, const box_type& b) {
+  auto& s = *s_;
+  if (!s.live(h)) detail::throw_invalid_handle("hash_grids::move");
+  detail::require_valid_box(b);
+  using state = detail::hash_grids_state<D, T>;
+  const auto sl = s.slots[h.index];
+  const std::uint32_t place = sl.place();
+  if (place < detail::kMaxGrids) {
+    auto& g = s.grids[place];
+    if (is_bounded(b)) {
+      const double eff = state::effective_size(b);
+      if (s.cfg.strategy == update_strategy::rebuild && !std::isinf(eff)) {
+        s.find(h.index).b = b;  // reinserted by the next update()
+        s.rebuild_pending = true;
+        return;
+      }
+      if (s.fits(g, eff)) {
+        const std::uint32_t code = state::cell_of(g, b);
+        if (code == sl.cell) {  // Algorithm 2: same cell, nothing moves
+          s.find(h.index).b = b;
+          return;
+        }
+        s.remove_from_grid(place, sl.cell, sl.pos());
+        s.add_to_grid(place, {b, h});
+        return;
+      }
+    }
+  } else if (place == detail::kPlaceList && is_bounded(b) && !std::isinf(state::effective_size(b))) {
+    s.list[sl.cell].b = b;
+    return;
+  }
+  // change of grid or of list: remove, then place (a new grid may be created)
+  s.unplace(h.index);
+  s.place({b, h});
+}
+
+template <int D, class T>
+const typename hash_grids<D, T>::box_type& hash_grids<D, T>::get(handle h) const {
+  if (!s_->live(h)) detail::throw_invalid_handle("hash_grids::get");
+  return s_->find(h.index).b;
+}
+
+template <int D, class T>
+bool hash_grids<D, T>::contains(handle h) const noexcept {
+  return s_->live(h);
+}
+
+template <int D, class T>
+std::size_t hash_grids<D, T>::size() const noexcept {
+  return s_->count;
+}
+
+template <int D, class T>
+void hash_grids<D, T>::update() {
+  if (s_->rebuild_pending) s_->rebuild();
+}
+
+template <int D, class T>
+void hash_grids<D, T>::find_pairs(std::vector<handle_pair>& out) {
+  out.clear();
+  auto sink = [&out](handle a, handle b) { out.push_back({a, b}); };
+  s_->detect(sink);
+  s_->pairs = out.size();
+}
+
+template <int D, class T>
+void hash_grids<D, T>::for_each_pair(pair_callback f) {
+  std::uint64_t n = 0;
+  auto sink = [&f, &n](handle a, handle b) {
+    ++n;
+    f(a, b);
+  };
+  s_->detect(sink);
+  s_->pairs = n;
+}
+
+template <int D, class T>
+void hash_grids<D, T>::clear() {
+  auto& s = *s_;
+  for (std::uint32_t i = 0; i < s.slots.size(); ++i)
+    if (s.slots[i].place() != detail::kPlaceFree) s.release_slot(i);
+  s.grids.clear();
+  s.levels.clear();
+  s.list.clear();
+  s.apart.clear();
+  s.count = 0;
+  s.active = false;
+  s.rebuild_pending = false;
+}
+
+template <int D, class T>
+const config& hash_grids<D, T>::settings() const noexcept {
+  return s_->cfg;
+}
+
+template <int D, class T>
+statistics hash_grids<D, T>::stats() const {
+  const auto& s = *s_;
+  statistics st;
+  st.objects = s.count;
+  st.unbounded_objects = s.apart.size();
+  st.list_objects = s.list.size();
+  st.grids_active = s.active;
+  for (std::uint32_t id : s.levels) {
+    const auto& g = s.grids[id];
+    grid_statistics gs;
+    gs.cell_size = g.cell_size;
+    for (int i = 0; i < 3; ++i) gs.cells_per_axis[i] = i < D ? (1u << g.bits[i]) : 1u;
+    gs.cell_count = g.cell_count();
+    gs.objects = g.objects;
+    gs.occupied_cells = g.occupied.size();
+    gs.bytes = s.grid_bytes(g);
+    st.grids.push_back(gs);
+  }
+  st.bytes = s.total_bytes();
+  st.box_tests = s.box_tests;
+  st.cells_visited = s.cells_visited;
+  st.pairs = s.pairs;
+  return st;
+}
+
+template <int D, class T>
+void hash_grids<D, T>::validate() const {
+  s_->validate();
+}
+
+template <int D, class T>
+double hash_grids<D, T>::precision_limit() noexcept {
+  return std::ldexp(1.0, detail::hash_grids_state<D, T>::q);
+}
+
+template class hash_grids<2, float>;
+template class hash_grids<2, double>;
+template class hash_grids<3, float>;
+template class hash_grids<3, double>;
+
+}  // namespace hhg
