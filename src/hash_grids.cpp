@@ -62,8 +62,6 @@ constexpr std::uint32_t kPlaceList = 251;
 constexpr std::uint32_t kPlaceApart = 252;
 constexpr std::uint32_t kPlaceFree = 255;
 constexpr std::uint32_t kMaxGrids = 250;
-constexpr std::uint32_t kPosBits = 24;
-constexpr std::uint32_t kPosMask = (1u << kPosBits) - 1;
 constexpr int kClasses = 52;
 
 // Block capacities: 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, ...
@@ -75,7 +73,7 @@ constexpr std::uint32_t class_capacity(int k) {
 static_assert(class_capacity(1) == 2 && class_capacity(2) == 3 && class_capacity(3) == 4 &&
                   class_capacity(4) == 6 && class_capacity(5) == 8 && class_capacity(6) == 12,
               "block classes grow by factors 1.33..1.5");
-static_assert(class_capacity(kClasses - 1) > kPosMask, "the largest block holds any cell");
+static_assert(class_capacity(kClasses - 1) >= (1u << 26), "the largest block holds a crowded cell");
 
 int class_for(std::uint32_t n) {
   int k = 0;
@@ -116,16 +114,16 @@ struct hash_grids_state {
     box_t b;
     handle id;
   };
-  // place: grid id, kPlaceList, kPlaceApart or kPlaceFree in the top 8 bits of
-  // place_pos; the position in the cell's block in the low 24 bits. For list
-  // and apart objects, `cell` is the position in that list; for free slots,
-  // `cell` is the next free slot.
+  // Where an object is. place: a grid id, kPlaceList, kPlaceApart or
+  // kPlaceFree. at: the entry's index in its grid's pool (so a move that keeps
+  // the cell writes the box without any lookup), its position in the list or
+  // apart vector, or the next free slot. cell: the cell code (grid objects).
   struct slot {
     std::uint32_t generation;
     std::uint32_t cell;
-    std::uint32_t place_pos;
-    std::uint32_t place() const { return place_pos >> kPosBits; }
-    std::uint32_t pos() const { return place_pos & kPosMask; }
+    std::uint32_t at;
+    std::uint32_t where;
+    std::uint32_t place() const { return where; }
   };
   struct occupied_cell {
     std::uint32_t cell;   // code
@@ -167,6 +165,52 @@ struct hash_grids_state {
   bool rebuild_pending = false;
   int base_class = 0;
 
+  // A neighbourhood gathered for testing, as structure of arrays.
+  struct neighbourhood {
+    std::array<std::vector<T>, D> lo, hi;
+    std::vector<handle> id;
+    std::size_t n = 0;
+    void clear() { n = 0; }
+    void append(const entry* e, std::uint32_t count) {
+      if (n + count > id.size()) {
+        const std::size_t cap = std::max<std::size_t>(64, 2 * (n + count));
+        for (int i = 0; i < D; ++i) {
+          lo[i].resize(cap);
+          hi[i].resize(cap);
+        }
+        id.resize(cap);
+      }
+      for (std::uint32_t k = 0; k < count; ++k, ++n) {
+        for (int i = 0; i < D; ++i) {
+          lo[i][n] = e[k].b.min[i];
+          hi[i][n] = e[k].b.max[i];
+        }
+        id[n] = e[k].id;
+      }
+    }
+    // element a against [from, n); comparisons combined with & so the only
+    // branch is on the (rare) hit
+    template <class Sink>
+    void test(std::size_t a, std::size_t from, std::uint64_t& tests, Sink& sink) const {
+      tests += n - from;
+      std::array<T, D> alo, ahi;
+      std::array<const T*, D> l, h;
+      for (int i = 0; i < D; ++i) {
+        alo[i] = lo[i][a];
+        ahi[i] = hi[i][a];
+        l[i] = lo[i].data();
+        h[i] = hi[i].data();
+      }
+      for (std::size_t j = from; j < n; ++j) {
+        bool r = (alo[0] <= h[0][j]) & (l[0][j] <= ahi[0]);
+        for (int i = 1; i < D; ++i) r &= (alo[i] <= h[i][j]) & (l[i][j] <= ahi[i]);
+        if (r) [[unlikely]] sink(id[a], id[j]);
+      }
+    }
+    std::size_t bytes() const { return 2 * D * lo[0].capacity() * sizeof(T) + id.capacity() * sizeof(handle); }
+  };
+  neighbourhood hood, cross_hood;
+
   // detection scratch and counters
   std::vector<std::uint32_t> order, order_tmp;
   std::vector<std::uint32_t> live_levels;
@@ -205,6 +249,15 @@ struct hash_grids_state {
       local |= (c[2] & 3u) << 4;
     }
     return brick << kLocalBits | local;
+  }
+
+  // The part of a cell code contributed by coordinate v on one axis
+  // (v is reduced modulo the cells on that axis first).
+  static std::uint32_t axis_term(const grid& g, int axis, std::uint32_t v) {
+    v &= g.mask[axis];
+    std::uint32_t shift = kLocalBits;
+    for (int i = 0; i < axis; ++i) shift += g.bits[i] - 2;
+    return ((v >> 2) << shift) | ((v & 3u) << (2 * axis));
   }
 
   static std::array<std::uint32_t, D> decode(const grid& g, std::uint32_t code) {
@@ -310,6 +363,7 @@ struct hash_grids_state {
   void relocate(grid& g, occupied_cell& oc, int k) {
     const std::uint32_t nb = alloc_block(g, k);
     std::copy_n(g.pool.begin() + oc.block, oc.count, g.pool.begin() + nb);
+    for (std::uint32_t j = 0; j < oc.count; ++j) slots[g.pool[nb + j].id.index].at = nb + j;
     free_block(g, oc.block, static_cast<int>(oc.klass));
     oc.block = nb;
     oc.klass = static_cast<std::uint32_t>(k);
@@ -346,29 +400,30 @@ struct hash_grids_state {
     }
     occupied_cell& oc = g.occupied[ref - 1];
     if (oc.count == class_capacity(static_cast<int>(oc.klass))) {
-      if (oc.count >= kPosMask) throw error(errc::capacity, "hhg: more than 2^24 objects in one cell");
+      if (oc.klass + 1 >= static_cast<std::uint32_t>(kClasses))
+        throw error(errc::capacity, "hhg: too many objects in one cell");
       relocate(g, oc, static_cast<int>(oc.klass) + 1);
     }
     g.pool[oc.block + oc.count] = e;
     slot& s = slots[e.id.index];
     s.cell = code;
-    s.place_pos = gid << kPosBits | oc.count;
+    s.at = oc.block + oc.count;
+    s.where = gid;
     ++oc.count;
     ++g.objects;
   }
 
-  void remove_from_grid(std::uint32_t gid, std::uint32_t code, std::uint32_t pos) {
+  void remove_from_grid(std::uint32_t gid, std::uint32_t code, std::uint32_t at) {
     grid& g = grids[gid];
     std::uint32_t& ref = cell_ref(g, code);
     const std::uint32_t oi = ref - 1;
     occupied_cell& oc = g.occupied[oi];
-    const std::uint32_t last = oc.count - 1;
-    if (pos != last) {
-      g.pool[oc.block + pos] = g.pool[oc.block + last];
-      slot& moved = slots[g.pool[oc.block + pos].id.index];
-      moved.place_pos = (moved.place_pos & ~kPosMask) | pos;
+    const std::uint32_t last = oc.block + oc.count - 1;
+    if (at != last) {
+      g.pool[at] = g.pool[last];
+      slots[g.pool[at].id.index].at = at;
     }
-    oc.count = last;
+    --oc.count;
     --g.objects;
     if (oc.count == 0) {
       free_block(g, oc.block, static_cast<int>(oc.klass));
@@ -434,11 +489,11 @@ struct hash_grids_state {
     std::uint32_t index;
     if (free_head != npos) {
       index = free_head;
-      free_head = slots[index].cell;
+      free_head = slots[index].at;
     } else {
       if (slots.size() >= npos - 1) throw error(errc::capacity, "hhg: too many objects (2^32 - 1)");
       reserve_for(slots, slots.size() + 1);
-      slots.push_back({1, 0, kPlaceFree << kPosBits});
+      slots.push_back({1, 0, npos, kPlaceFree});
       index = static_cast<std::uint32_t>(slots.size() - 1);
     }
     return {index, slots[index].generation};
@@ -447,8 +502,8 @@ struct hash_grids_state {
   void release_slot(std::uint32_t index) {
     slot& s = slots[index];
     s.generation = s.generation + 1 == 0 ? 1 : s.generation + 1;
-    s.place_pos = kPlaceFree << kPosBits;
-    s.cell = free_head;
+    s.where = kPlaceFree;
+    s.at = free_head;
     free_head = index;
   }
 
@@ -456,14 +511,14 @@ struct hash_grids_state {
   void push_list(std::vector<entry>& v, std::uint32_t place, const entry& e) {
     v.push_back(e);
     slot& s = slots[e.id.index];
-    s.cell = static_cast<std::uint32_t>(v.size() - 1);
-    s.place_pos = place << kPosBits;
+    s.at = static_cast<std::uint32_t>(v.size() - 1);
+    s.where = place;
   }
 
   void erase_list(std::vector<entry>& v, std::uint32_t pos) {
     if (pos + 1 != v.size()) {
       v[pos] = v.back();
-      slots[v[pos].id.index].cell = pos;
+      slots[v[pos].id.index].at = pos;
     }
     v.pop_back();
   }
@@ -486,13 +541,13 @@ struct hash_grids_state {
     const slot s = slots[index];
     switch (s.place()) {
       case kPlaceList:
-        erase_list(list, s.cell);
+        erase_list(list, s.at);
         break;
       case kPlaceApart:
-        erase_list(apart, s.cell);
+        erase_list(apart, s.at);
         break;
       default:
-        remove_from_grid(s.place(), s.cell, s.pos());
+        remove_from_grid(s.place(), s.cell, s.at);
     }
   }
 
@@ -500,13 +555,11 @@ struct hash_grids_state {
     const slot& s = slots[index];
     switch (s.place()) {
       case kPlaceList:
-        return list[s.cell];
+        return list[s.at];
       case kPlaceApart:
-        return apart[s.cell];
-      default: {
-        grid& g = grids[s.place()];
-        return g.pool[g.occupied[lookup(g, s.cell) - 1].block + s.pos()];
-      }
+        return apart[s.at];
+      default:
+        return grids[s.place()].pool[s.at];
     }
   }
 
@@ -559,11 +612,20 @@ struct hash_grids_state {
     }
   }
 
+  // Closed overlap without early exits: the comparisons are combined with &,
+  // so the only branch is on the (rarely true) result. Early-exit tests
+  // mispredict on random data and cost more than the comparisons.
+  static bool hit(const box_t& a, const box_t& b) {
+    bool r = (a.min[0] <= b.max[0]) & (b.min[0] <= a.max[0]);
+    for (int i = 1; i < D; ++i) r &= (a.min[i] <= b.max[i]) & (b.min[i] <= a.max[i]);
+    return r;
+  }
+
   template <class Sink>
   void test_against(const entry& a, const entry* first, std::uint32_t n, Sink& sink) {
     box_tests += n;
     for (std::uint32_t j = 0; j < n; ++j) {
-      if (overlaps(a.b, first[j].b)) sink(a.id, first[j].id);
+      if (hit(a.b, first[j].b)) [[unlikely]] sink(a.id, first[j].id);
     }
   }
 
@@ -594,11 +656,19 @@ struct hash_grids_state {
     const grid& g = grids[live_levels[li]];
     sort_occupied(g);
     const entry* pool = g.pool.data();
-    for (const std::uint32_t o : order) {
-      const occupied_cell& oc = g.occupied[o];
+    const std::size_t cells = order.size();
+    for (std::size_t k = 0; k < cells; ++k) {
+      // The walk is spatially sorted but blocks sit anywhere in the pool:
+      // fetch the records and blocks of cells a little ahead.
+      if (k + 16 < cells) __builtin_prefetch(&g.occupied[order[k + 16]]);
+      if (k + 8 < cells) __builtin_prefetch(pool + g.occupied[order[k + 8]].block);
+      const occupied_cell& oc = g.occupied[order[k]];
       const entry* cell = pool + oc.block;
       const std::uint32_t n = oc.count;
       ++cells_visited;
+      // The cell's objects, then those of its forward neighbours, go into one
+      // contiguous structure-of-arrays buffer; object i of the cell is then
+      // tested against buffer[i+1, end) in one long, branch-light loop.
       for (std::uint32_t i = 0; i + 1 < n; ++i) test_against(cell[i], cell + i + 1, n - i - 1, sink);
       const auto c = decode(g, oc.cell);
       // forward half of the neighbourhood: dz > 0, or dz == 0 and dy > 0, or dz == dy == 0 and dx > 0
@@ -607,23 +677,36 @@ struct hash_grids_state {
         if (r == 0) return;
         const occupied_cell& nb = g.occupied[r - 1];
         ++cells_visited;
-        for (std::uint32_t i = 0; i < n; ++i) test_against(cell[i], pool + nb.block, nb.count, sink);
+        box_tests += std::uint64_t{n} * nb.count;
+        const entry* other = pool + nb.block;
+        for (std::uint32_t j = 0; j < nb.count; ++j) {
+          const entry& b = other[j];
+          for (std::uint32_t i = 0; i < n; ++i)
+            if (hit(cell[i].b, b.b)) [[unlikely]] sink(cell[i].id, b.id);
+        }
       };
-      const std::uint32_t xp = (c[0] + 1) & g.mask[0], xm = (c[0] - 1) & g.mask[0];
-      const std::uint32_t yp = (c[1] + 1) & g.mask[1], ym = (c[1] - 1) & g.mask[1];
+      // A code is a sum of independent per-axis terms (disjoint bit fields),
+      // so the 13 neighbour codes are sums of 8 terms computed once.
+      const std::uint32_t x0 = axis_term(g, 0, c[0] - 1), x1 = axis_term(g, 0, c[0]),
+                          x2 = axis_term(g, 0, c[0] + 1);
+      const std::uint32_t y0 = axis_term(g, 1, c[1] - 1), y1 = axis_term(g, 1, c[1]),
+                          y2 = axis_term(g, 1, c[1] + 1);
       if constexpr (D == 2) {
-        visit(encode(g, {xp, c[1]}));
-        visit(encode(g, {xm, yp}));
-        visit(encode(g, {c[0], yp}));
-        visit(encode(g, {xp, yp}));
+        visit(x2 + y1);
+        visit(x0 + y2);
+        visit(x1 + y2);
+        visit(x2 + y2);
       } else {
-        visit(encode(g, {xp, c[1], c[2]}));
-        visit(encode(g, {xm, yp, c[2]}));
-        visit(encode(g, {c[0], yp, c[2]}));
-        visit(encode(g, {xp, yp, c[2]}));
-        const std::uint32_t zp = (c[2] + 1) & g.mask[2];
-        for (const std::uint32_t y : {ym, c[1], yp})
-          for (const std::uint32_t x : {xm, c[0], xp}) visit(encode(g, {x, y, zp}));
+        const std::uint32_t z1 = axis_term(g, 2, c[2]), z2 = axis_term(g, 2, c[2] + 1);
+        visit(x2 + y1 + z1);
+        visit(x0 + y2 + z1);
+        visit(x1 + y2 + z1);
+        visit(x2 + y2 + z1);
+        for (const std::uint32_t y : {y0, y1, y2}) {
+          visit(x0 + y + z2);
+          visit(x1 + y + z2);
+          visit(x2 + y + z2);
+        }
       }
       // every coarser grid
       for (std::size_t lj = li + 1; lj < live_levels.size(); ++lj) {
@@ -644,12 +727,14 @@ struct hash_grids_state {
       hi[i] = std::min(floor_to_int(static_cast<double>(a.b.max[i]) * h.inv), lo[i] + 2);
     }
     std::array<std::uint32_t, D> c{};
+    cross_hood.clear();
+    cross_hood.append(&a, 1);
     auto visit = [&]() {
       const std::uint32_t r = lookup(h, encode(h, c));
       if (r == 0) return;
       const occupied_cell& nb = h.occupied[r - 1];
       ++cells_visited;
-      test_against(a, h.pool.data() + nb.block, nb.count, sink);
+      cross_hood.append(h.pool.data() + nb.block, nb.count);
     };
     if constexpr (D == 2) {
       for (std::int64_t y = lo[1]; y <= hi[1]; ++y) {
@@ -671,6 +756,7 @@ struct hash_grids_state {
         }
       }
     }
+    cross_hood.test(0, 1, box_tests, sink);
   }
 
   // ---- accounting ------------------------------------------------------------------
@@ -685,7 +771,8 @@ struct hash_grids_state {
   std::size_t total_bytes() const {
     std::size_t b = sizeof(*this) + capacity_bytes(grids) + capacity_bytes(levels) + capacity_bytes(list) +
                     capacity_bytes(apart) + capacity_bytes(slots) + capacity_bytes(order) +
-                    capacity_bytes(order_tmp) + capacity_bytes(live_levels) + capacity_bytes(tmp);
+                    capacity_bytes(order_tmp) + capacity_bytes(live_levels) + capacity_bytes(tmp) + hood.bytes() +
+                    cross_hood.bytes();
     for (const grid& g : grids) b += grid_bytes(g) - sizeof(grid);
     return b;
   }
@@ -707,8 +794,8 @@ void hash_grids_state<D, T>::validate() const {
     const entry* e = nullptr;
     if (s.place() == kPlaceList || s.place() == kPlaceApart) {
       const auto& v = s.place() == kPlaceList ? list : apart;
-      if (s.cell >= v.size()) broken("slot " + std::to_string(i) + " points past its list");
-      e = &v[s.cell];
+      if (s.at >= v.size()) broken("slot " + std::to_string(i) + " points past its list");
+      e = &v[s.at];
     } else {
       if (s.place() >= grids.size()) broken("slot " + std::to_string(i) + " names a missing grid");
       const grid& g = grids[s.place()];
@@ -716,8 +803,8 @@ void hash_grids_state<D, T>::validate() const {
       const std::uint32_t r = lookup(g, s.cell);
       if (r == 0 || r > g.occupied.size()) broken("slot " + std::to_string(i) + " names an empty cell");
       const occupied_cell& oc = g.occupied[r - 1];
-      if (s.pos() >= oc.count) broken("slot position past its cell's count");
-      e = &g.pool[oc.block + s.pos()];
+      if (s.at < oc.block || s.at >= oc.block + oc.count) broken("slot position outside its cell's block");
+      e = &g.pool[s.at];
       if (!rebuild_pending) {
         if (cell_of(g, e->b) != s.cell) broken("object " + std::to_string(i) + " is not in the cell of its box");
         const double eff = effective_size(e->b);
@@ -735,7 +822,7 @@ void hash_grids_state<D, T>::validate() const {
   }
   if (live_count != count) broken("object count differs from live slots");
   std::size_t free_count = 0;
-  for (std::uint32_t f = free_head; f != npos; f = slots[f].cell) {
+  for (std::uint32_t f = free_head; f != npos; f = slots[f].at) {
     if (f >= slots.size() || slots[f].place() != kPlaceFree) broken("free list corrupt");
     if (++free_count > slots.size()) broken("free list has a cycle");
   }
@@ -764,7 +851,7 @@ void hash_grids_state<D, T>::validate() const {
       for (std::uint32_t k = 0; k < oc.count; ++k) {
         const entry& e = g.pool[oc.block + k];
         const slot& s = slots[e.id.index];
-        if (s.place() != gi || s.cell != oc.cell || s.pos() != k) broken("slot does not point at its entry");
+        if (s.place() != gi || s.cell != oc.cell || s.at != oc.block + k) broken("slot does not point at its entry");
       }
       objs += oc.count;
     }
@@ -881,16 +968,16 @@ void hash_grids<D, T>::move(handle h, const box_type& b) {
       if (s.fits(g, eff)) {
         const std::uint32_t code = state::cell_of(g, b);
         if (code == sl.cell) {  // Algorithm 2: same cell, nothing moves
-          s.find(h.index).b = b;
+          g.pool[sl.at].b = b;
           return;
         }
-        s.remove_from_grid(place, sl.cell, sl.pos());
+        s.remove_from_grid(place, sl.cell, sl.at);
         s.add_to_grid(place, {b, h});
         return;
       }
     }
   } else if (place == detail::kPlaceList && is_bounded(b) && !std::isinf(state::effective_size(b))) {
-    s.list[sl.cell].b = b;
+    s.list[sl.at].b = b;
     return;
   }
   // change of grid or of list: remove, then place (a new grid may be created)
