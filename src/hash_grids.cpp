@@ -986,7 +986,7 @@ void hash_grids<D, T>::move(handle h, const box_type& b) {
 }
 
 template <int D, class T>
-const typename hash_grids<D, T>::box_type& hash_grids<D, T>::get(handle h) const {
+typename hash_grids<D, T>::box_type hash_grids<D, T>::get(handle h) const {
   if (!s_->live(h)) detail::throw_invalid_handle("hash_grids::get");
   return s_->find(h.index).b;
 }

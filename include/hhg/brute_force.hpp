@@ -61,7 +61,7 @@ class brute_force {
     entries_[slots_[h.index].pos].b = b;
   }
 
-  const box_type& get(handle h) const {
+  box_type get(handle h) const {
     if (!contains(h)) detail::throw_invalid_handle("brute_force::get");
     return entries_[slots_[h.index].pos].b;
   }

@@ -67,8 +67,8 @@ class hash_grids {
   /// Throws hhg::error for a bad handle or box; nothing changes then.
   void move(handle h, const box_type& b);
 
-  /// The stored box of an object. Throws hhg::error for a bad handle.
-  const box_type& get(handle h) const;
+  /// The stored box of an object (a copy). Throws hhg::error for a bad handle.
+  box_type get(handle h) const;
 
   /// True when `h` refers to a stored object.
   bool contains(handle h) const noexcept;
