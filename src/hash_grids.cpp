@@ -52,6 +52,10 @@
 
 #include "hhg/detail/checks.hpp"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace hhg {
 namespace detail {
 
@@ -110,9 +114,67 @@ struct hash_grids_state {
   static constexpr std::uint32_t kLocalMask = kBrickCells - 1;
   static constexpr int q = std::is_same_v<T, float> ? 22 : 40;
 
+  // A stored object. The box is kept as p = (-max_0..-max_{D-1}, min_0..min_{D-1}):
+  // with q = (-min, max) of another object, the closed overlap test is the
+  // single element-wise comparison p <= q over 2D lanes (see query), which
+  // SIMD does in a few instructions. Negation is exact, so the test is exact.
   struct entry {
-    box_t b;
+    std::array<T, 2 * D> p;
     handle id;
+    T min(int i) const { return p[D + i]; }
+    T max(int i) const { return -p[i]; }
+    box_t box() const {
+      box_t b;
+      for (int i = 0; i < D; ++i) {
+        b.min[i] = min(i);
+        b.max[i] = max(i);
+      }
+      return b;
+    }
+    void set(const box_t& b) {
+      for (int i = 0; i < D; ++i) {
+        p[i] = -b.max[i];
+        p[D + i] = b.min[i];
+      }
+    }
+    static entry make(const box_t& b, handle h) {
+      entry e;
+      e.set(b);
+      e.id = h;
+      return e;
+    }
+  };
+
+  // One object's side of the overlap test, prepared once and compared with
+  // many stored entries.
+  struct query {
+    alignas(16) std::array<T, 2 * D> q;
+    explicit query(const entry& a) {
+      for (int i = 0; i < D; ++i) {
+        q[i] = -a.p[D + i];  // -min
+        q[D + i] = -a.p[i];  // max
+      }
+    }
+    bool hits(const entry& b) const {
+#if defined(__SSE2__)
+      if constexpr (std::is_same_v<T, double>) {
+        __m128d r = _mm_cmple_pd(_mm_loadu_pd(b.p.data()), _mm_load_pd(q.data()));
+        r = _mm_and_pd(r, _mm_cmple_pd(_mm_loadu_pd(b.p.data() + 2), _mm_load_pd(q.data() + 2)));
+        if constexpr (D == 3) r = _mm_and_pd(r, _mm_cmple_pd(_mm_loadu_pd(b.p.data() + 4), _mm_load_pd(q.data() + 4)));
+        return _mm_movemask_pd(r) == 3;
+      } else if constexpr (D == 2) {
+        return _mm_movemask_ps(_mm_cmple_ps(_mm_loadu_ps(b.p.data()), _mm_load_ps(q.data()))) == 15;
+      } else {  // 6 floats: lanes 0-3 and 2-5
+        const __m128 r0 = _mm_cmple_ps(_mm_loadu_ps(b.p.data()), _mm_loadu_ps(q.data()));
+        const __m128 r1 = _mm_cmple_ps(_mm_loadu_ps(b.p.data() + 2), _mm_loadu_ps(q.data() + 2));
+        return _mm_movemask_ps(_mm_and_ps(r0, r1)) == 15;
+      }
+#else
+      bool r = true;
+      for (int k = 0; k < 2 * D; ++k) r &= b.p[k] <= q[k];
+      return r;
+#endif
+    }
   };
   // Where an object is. place: a grid id, kPlaceList, kPlaceApart or
   // kPlaceFree. at: the entry's index in its grid's pool (so a move that keeps
@@ -182,8 +244,8 @@ struct hash_grids_state {
       }
       for (std::uint32_t k = 0; k < count; ++k, ++n) {
         for (int i = 0; i < D; ++i) {
-          lo[i][n] = e[k].b.min[i];
-          hi[i][n] = e[k].b.max[i];
+          lo[i][n] = e[k].min(i);
+          hi[i][n] = e[k].max(i);
         }
         id[n] = e[k].id;
       }
@@ -210,6 +272,7 @@ struct hash_grids_state {
     std::size_t bytes() const { return 2 * D * lo[0].capacity() * sizeof(T) + id.capacity() * sizeof(handle); }
   };
   neighbourhood hood, cross_hood;
+  std::vector<query> own;  // queries of the current cell's objects
 
   // detection scratch and counters
   std::vector<std::uint32_t> order, order_tmp;
@@ -275,6 +338,11 @@ struct hash_grids_state {
   static std::uint32_t cell_of(const grid& g, const box_t& b) {
     std::array<std::uint32_t, D> c{};
     for (int i = 0; i < D; ++i) c[i] = coord(g, i, b.min[i]);
+    return encode(g, c);
+  }
+  static std::uint32_t cell_of(const grid& g, const entry& e) {
+    std::array<std::uint32_t, D> c{};
+    for (int i = 0; i < D; ++i) c[i] = coord(g, i, e.min(i));
     return encode(g, c);
   }
 
@@ -390,7 +458,7 @@ struct hash_grids_state {
   // Adds entry e to grid gid (slot table updated). No growth check.
   void add_to_grid(std::uint32_t gid, const entry& e) {
     grid& g = grids[gid];
-    const std::uint32_t code = cell_of(g, e.b);
+    const std::uint32_t code = cell_of(g, e);
     std::uint32_t& ref = cell_ref(g, code);
     if (ref == 0) {
       const std::uint32_t block = alloc_block(g, base_class);
@@ -525,8 +593,9 @@ struct hash_grids_state {
 
   // Stores e where it belongs (grid, list or apart).
   void place(const entry& e) {
-    const double eff = effective_size(e.b);
-    if (!is_bounded(e.b) || std::isinf(eff)) {
+    const box_t b = e.box();
+    const double eff = effective_size(b);
+    if (!is_bounded(b) || std::isinf(eff)) {
       push_list(apart, kPlaceApart, e);
     } else if (!active) {
       push_list(list, kPlaceList, e);
@@ -612,20 +681,12 @@ struct hash_grids_state {
     }
   }
 
-  // Closed overlap without early exits: the comparisons are combined with &,
-  // so the only branch is on the (rarely true) result. Early-exit tests
-  // mispredict on random data and cost more than the comparisons.
-  static bool hit(const box_t& a, const box_t& b) {
-    bool r = (a.min[0] <= b.max[0]) & (b.min[0] <= a.max[0]);
-    for (int i = 1; i < D; ++i) r &= (a.min[i] <= b.max[i]) & (b.min[i] <= a.max[i]);
-    return r;
-  }
-
   template <class Sink>
   void test_against(const entry& a, const entry* first, std::uint32_t n, Sink& sink) {
     box_tests += n;
+    const query qa(a);
     for (std::uint32_t j = 0; j < n; ++j) {
-      if (hit(a.b, first[j].b)) [[unlikely]] sink(a.id, first[j].id);
+      if (qa.hits(first[j])) [[unlikely]] sink(a.id, first[j].id);
     }
   }
 
@@ -670,19 +731,22 @@ struct hash_grids_state {
       // contiguous structure-of-arrays buffer; object i of the cell is then
       // tested against buffer[i+1, end) in one long, branch-light loop.
       for (std::uint32_t i = 0; i + 1 < n; ++i) test_against(cell[i], cell + i + 1, n - i - 1, sink);
+      if (own.size() < n) own.resize(std::max<std::size_t>(n, 2 * own.size()), query(cell[0]));
+      for (std::uint32_t i = 0; i < n; ++i) own[i] = query(cell[i]);
       const auto c = decode(g, oc.cell);
       // forward half of the neighbourhood: dz > 0, or dz == 0 and dy > 0, or dz == dy == 0 and dx > 0
-      auto visit = [&](std::uint32_t code) {
+      auto visit = [&](std::uint32_t code) __attribute__((always_inline)) {
         const std::uint32_t r = lookup(g, code);
         if (r == 0) return;
         const occupied_cell& nb = g.occupied[r - 1];
         ++cells_visited;
         box_tests += std::uint64_t{n} * nb.count;
         const entry* other = pool + nb.block;
+        const query* qs = own.data();
         for (std::uint32_t j = 0; j < nb.count; ++j) {
           const entry& b = other[j];
           for (std::uint32_t i = 0; i < n; ++i)
-            if (hit(cell[i].b, b.b)) [[unlikely]] sink(cell[i].id, b.id);
+            if (qs[i].hits(b)) [[unlikely]] sink(cell[i].id, b.id);
         }
       };
       // A code is a sum of independent per-axis terms (disjoint bit fields),
@@ -723,8 +787,8 @@ struct hash_grids_state {
   void cross(const entry& a, const grid& h, Sink& sink) {
     std::array<std::int64_t, D> lo{}, hi{};
     for (int i = 0; i < D; ++i) {
-      lo[i] = floor_to_int(static_cast<double>(a.b.min[i]) * h.inv) - 1;
-      hi[i] = std::min(floor_to_int(static_cast<double>(a.b.max[i]) * h.inv), lo[i] + 2);
+      lo[i] = floor_to_int(static_cast<double>(a.min(i)) * h.inv) - 1;
+      hi[i] = std::min(floor_to_int(static_cast<double>(a.max(i)) * h.inv), lo[i] + 2);
     }
     std::array<std::uint32_t, D> c{};
     cross_hood.clear();
@@ -806,8 +870,8 @@ void hash_grids_state<D, T>::validate() const {
       if (s.at < oc.block || s.at >= oc.block + oc.count) broken("slot position outside its cell's block");
       e = &g.pool[s.at];
       if (!rebuild_pending) {
-        if (cell_of(g, e->b) != s.cell) broken("object " + std::to_string(i) + " is not in the cell of its box");
-        const double eff = effective_size(e->b);
+        if (cell_of(g, *e) != s.cell) broken("object " + std::to_string(i) + " is not in the cell of its box");
+        const double eff = effective_size(e->box());
         if (!(eff < g.cell_size)) broken("object " + std::to_string(i) + " is larger than its grid's cells");
         if (!fits(g, eff)) {
           // allowed only for objects whose level would be finer than every grid
@@ -817,7 +881,7 @@ void hash_grids_state<D, T>::validate() const {
       }
     }
     if (e->id.index != i || e->id.generation != s.generation) broken("entry does not point back to its slot");
-    if (!is_bounded(e->b) && s.place() != kPlaceApart) broken("unbounded object outside the apart list");
+    if (!is_bounded(e->box()) && s.place() != kPlaceApart) broken("unbounded object outside the apart list");
     if (s.place() == kPlaceList && active) broken("all-pairs list used after activation");
   }
   if (live_count != count) broken("object count differs from live slots");
@@ -926,10 +990,11 @@ template <int D, class T>
 handle hash_grids<D, T>::insert(const box_type& b) {
   detail::require_valid_box(b);
   auto& s = *s_;
+  using state = detail::hash_grids_state<D, T>;
   if (s.count + 1 > (std::size_t{1} << 32) - 2) throw error(errc::capacity, "hhg: too many objects");
   const handle h = s.new_slot();
   try {
-    s.place({b, h});
+    s.place(state::entry::make(b, h));
   } catch (...) {
     s.release_slot(h.index);
     throw;
@@ -961,34 +1026,34 @@ void hash_grids<D, T>::move(handle h, const box_type& b) {
     if (is_bounded(b)) {
       const double eff = state::effective_size(b);
       if (s.cfg.strategy == update_strategy::rebuild && !std::isinf(eff)) {
-        s.find(h.index).b = b;  // reinserted by the next update()
+        s.find(h.index).set(b);  // reinserted by the next update()
         s.rebuild_pending = true;
         return;
       }
       if (s.fits(g, eff)) {
         const std::uint32_t code = state::cell_of(g, b);
         if (code == sl.cell) {  // Algorithm 2: same cell, nothing moves
-          g.pool[sl.at].b = b;
+          g.pool[sl.at].set(b);
           return;
         }
         s.remove_from_grid(place, sl.cell, sl.at);
-        s.add_to_grid(place, {b, h});
+        s.add_to_grid(place, state::entry::make(b, h));
         return;
       }
     }
   } else if (place == detail::kPlaceList && is_bounded(b) && !std::isinf(state::effective_size(b))) {
-    s.list[sl.at].b = b;
+    s.list[sl.at].set(b);
     return;
   }
   // change of grid or of list: remove, then place (a new grid may be created)
   s.unplace(h.index);
-  s.place({b, h});
+  s.place(state::entry::make(b, h));
 }
 
 template <int D, class T>
 typename hash_grids<D, T>::box_type hash_grids<D, T>::get(handle h) const {
   if (!s_->live(h)) detail::throw_invalid_handle("hash_grids::get");
-  return s_->find(h.index).b;
+  return s_->find(h.index).box();
 }
 
 template <int D, class T>
