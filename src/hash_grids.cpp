@@ -227,51 +227,6 @@ struct hash_grids_state {
   bool rebuild_pending = false;
   int base_class = 0;
 
-  // A neighbourhood gathered for testing, as structure of arrays.
-  struct neighbourhood {
-    std::array<std::vector<T>, D> lo, hi;
-    std::vector<handle> id;
-    std::size_t n = 0;
-    void clear() { n = 0; }
-    void append(const entry* e, std::uint32_t count) {
-      if (n + count > id.size()) {
-        const std::size_t cap = std::max<std::size_t>(64, 2 * (n + count));
-        for (int i = 0; i < D; ++i) {
-          lo[i].resize(cap);
-          hi[i].resize(cap);
-        }
-        id.resize(cap);
-      }
-      for (std::uint32_t k = 0; k < count; ++k, ++n) {
-        for (int i = 0; i < D; ++i) {
-          lo[i][n] = e[k].min(i);
-          hi[i][n] = e[k].max(i);
-        }
-        id[n] = e[k].id;
-      }
-    }
-    // element a against [from, n); comparisons combined with & so the only
-    // branch is on the (rare) hit
-    template <class Sink>
-    void test(std::size_t a, std::size_t from, std::uint64_t& tests, Sink& sink) const {
-      tests += n - from;
-      std::array<T, D> alo, ahi;
-      std::array<const T*, D> l, h;
-      for (int i = 0; i < D; ++i) {
-        alo[i] = lo[i][a];
-        ahi[i] = hi[i][a];
-        l[i] = lo[i].data();
-        h[i] = hi[i].data();
-      }
-      for (std::size_t j = from; j < n; ++j) {
-        bool r = (alo[0] <= h[0][j]) & (l[0][j] <= ahi[0]);
-        for (int i = 1; i < D; ++i) r &= (alo[i] <= h[i][j]) & (l[i][j] <= ahi[i]);
-        if (r) [[unlikely]] sink(id[a], id[j]);
-      }
-    }
-    std::size_t bytes() const { return 2 * D * lo[0].capacity() * sizeof(T) + id.capacity() * sizeof(handle); }
-  };
-  neighbourhood hood, cross_hood;
   std::vector<query> own;  // queries of the current cell's objects
 
   // detection scratch and counters
@@ -791,14 +746,16 @@ struct hash_grids_state {
       hi[i] = std::min(floor_to_int(static_cast<double>(a.max(i)) * h.inv), lo[i] + 2);
     }
     std::array<std::uint32_t, D> c{};
-    cross_hood.clear();
-    cross_hood.append(&a, 1);
+    const query qa(a);
     auto visit = [&]() {
       const std::uint32_t r = lookup(h, encode(h, c));
       if (r == 0) return;
       const occupied_cell& nb = h.occupied[r - 1];
       ++cells_visited;
-      cross_hood.append(h.pool.data() + nb.block, nb.count);
+      box_tests += nb.count;
+      const entry* other = h.pool.data() + nb.block;
+      for (std::uint32_t j = 0; j < nb.count; ++j)
+        if (qa.hits(other[j])) [[unlikely]] sink(a.id, other[j].id);
     };
     if constexpr (D == 2) {
       for (std::int64_t y = lo[1]; y <= hi[1]; ++y) {
@@ -820,7 +777,6 @@ struct hash_grids_state {
         }
       }
     }
-    cross_hood.test(0, 1, box_tests, sink);
   }
 
   // ---- accounting ------------------------------------------------------------------
@@ -835,8 +791,8 @@ struct hash_grids_state {
   std::size_t total_bytes() const {
     std::size_t b = sizeof(*this) + capacity_bytes(grids) + capacity_bytes(levels) + capacity_bytes(list) +
                     capacity_bytes(apart) + capacity_bytes(slots) + capacity_bytes(order) +
-                    capacity_bytes(order_tmp) + capacity_bytes(live_levels) + capacity_bytes(tmp) + hood.bytes() +
-                    cross_hood.bytes();
+                    capacity_bytes(order_tmp) + capacity_bytes(live_levels) + capacity_bytes(tmp) +
+                    capacity_bytes(own);
     for (const grid& g : grids) b += grid_bytes(g) - sizeof(grid);
     return b;
   }
