@@ -41,7 +41,8 @@ struct config {
 
   /// While the structure holds at most this many objects, detection is the
   /// all-pairs test over a flat list; above it the grids are built and used
-  /// from then on (irrevocably; waLBerla gridActivationThreshold). Default 32.
+  /// from then on (irrevocably; waLBerla gridActivationThreshold). Any value
+  /// (SIZE_MAX: never use grids). Default 32.
   std::size_t activation_threshold = 32;
 
   /// Initial object capacity of a cell (waLBerla cellVectorSize, thesis 16).
@@ -51,7 +52,7 @@ struct config {
   std::uint32_t cell_capacity = 1;
 
   /// Initial capacity of each grid's list of occupied cells (waLBerla
-  /// occupiedCellsVectorSize). Default 256.
+  /// occupiedCellsVectorSize). Any value. Default 256.
   std::uint32_t occupied_cells_capacity = 256;
 
   /// See update_strategy. Default incremental (Algorithm 2).

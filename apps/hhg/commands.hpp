@@ -1,0 +1,73 @@
+// apps/hhg/commands.hpp: the subcommands of the `hhg` tool.
+//
+// Each subcommand registers its flags on the CLI11 application (add_*_command)
+// and runs from the parsed options (*_command), returning the exit status.
+// Exit statuses: 0 success; 1 failure (a --check mismatch, an output error, out
+// of memory); 2 usage or input error (bad flag, bad line, unreadable file).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "hhg/config.hpp"
+
+namespace hhg::cli {
+
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_failure = 1;
+inline constexpr int exit_usage = 2;
+
+/// A request that cannot be served as given (e.g. --check with too many
+/// objects, a bad hash grid configuration). Exit status 2.
+class usage_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// `hhg pairs [--method hhg|brute] [--dim 2|3] [FILE]`
+struct pairs_options {
+  std::string method = "hhg";
+  int dim = 0;  // 0: from the '# dim N' header, else 3
+  std::string file;
+};
+CLI::App* add_pairs_command(CLI::App& app, pairs_options& o);
+int pairs_command(const pairs_options& o);
+
+/// `hhg replay [--method hhg|brute] [--dim 2|3] [FILE]`
+struct replay_options {
+  std::string method = "hhg";
+  int dim = 0;
+  std::string file;
+};
+CLI::App* add_replay_command(CLI::App& app, replay_options& o);
+int replay_command(const replay_options& o);
+
+/// `hhg run [flags]`: the thesis benchmark scenario, timed.
+struct run_options {
+  std::size_t n = 100000;
+  std::size_t steps = 100;
+  std::string scenario = "equal";
+  std::uint64_t seed = 1;
+  int dim = 3;
+  bool use_float = false;
+  std::string strategy = "incremental";
+  bool check = false;
+  bool quiet = false;
+  std::string json;
+  // hhg::config fields, defaults taken from hhg::config.
+  double factor = config{}.hierarchy_factor;
+  std::uint32_t density = config{}.minimal_grid_density;
+  std::size_t threshold = config{}.activation_threshold;
+  std::uint32_t cells = config{}.initial_cells[0];
+  std::uint32_t cell_capacity = config{}.cell_capacity;
+};
+CLI::App* add_run_command(CLI::App& app, run_options& o);
+int run_command(const run_options& o);
+
+/// --check compares with the O(N^2) brute force: refused above this many objects.
+inline constexpr std::size_t max_check_objects = 20000;
+
+}  // namespace hhg::cli

@@ -1,0 +1,82 @@
+// apps/hhg/main.cpp: the `hhg` command-line tool: argument parsing and dispatch.
+//
+// Usage errors (unknown flag, bad value, no subcommand) exit with status 2, not
+// CLI11's own codes; --help and --version exit with 0. Errors found while running
+// are printed as "hhg: <message>" on standard error (see commands.hpp for the
+// exit statuses).
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <new>
+#include <string>
+
+#include "commands.hpp"
+#include "hhg/error.hpp"
+#include "parse.hpp"
+
+#ifndef HHG_VERSION
+#define HHG_VERSION "0.1.0"
+#endif
+
+namespace {
+
+template <class F>
+int guarded(F&& command) {
+  try {
+    return command();
+  } catch (const hhg::cli::input_error& e) {
+    std::fprintf(stderr, "hhg: %s\n", e.what());
+    return hhg::cli::exit_usage;
+  } catch (const hhg::cli::usage_error& e) {
+    std::fprintf(stderr, "hhg: %s\n", e.what());
+    return hhg::cli::exit_usage;
+  } catch (const hhg::error& e) {  // the library's messages start with "hhg: "
+    std::fprintf(stderr, "%s\n", e.what());
+    return hhg::cli::exit_usage;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "hhg: out of memory\n");
+    return hhg::cli::exit_failure;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hhg: %s\n", e.what());
+    return hhg::cli::exit_failure;
+  }
+}
+
+/// Parses the command line and runs the chosen subcommand.
+int dispatch(int argc, char** argv) {
+  CLI::App app{"hhg: broad-phase collision detection with hierarchical hash grids", "hhg"};
+  app.set_version_flag("--version", std::string("hhg ") + HHG_VERSION);
+  app.require_subcommand(0, 1);
+
+  hhg::cli::pairs_options pairs_opts;
+  hhg::cli::replay_options replay_opts;
+  hhg::cli::run_options run_opts;
+  CLI::App* pairs = hhg::cli::add_pairs_command(app, pairs_opts);
+  CLI::App* replay = hhg::cli::add_replay_command(app, replay_opts);
+  CLI::App* run = hhg::cli::add_run_command(app, run_opts);
+  // Set after the subcommands are added: they would inherit it.
+  app.footer(
+      "Run 'hhg SUBCOMMAND --help' for the flags of a subcommand.\n"
+      "Exit status: 0 success, 1 failure (--check mismatch, output error), 2 usage or input error.");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints help, the version or the error message
+    return code == 0 ? hhg::cli::exit_ok : hhg::cli::exit_usage;
+  }
+
+  if (pairs->parsed()) return hhg::cli::pairs_command(pairs_opts);
+  if (replay->parsed()) return hhg::cli::replay_command(replay_opts);
+  if (run->parsed()) return hhg::cli::run_command(run_opts);
+
+  std::cerr << app.help();
+  return hhg::cli::exit_usage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return guarded([&] { return dispatch(argc, argv); });
+}

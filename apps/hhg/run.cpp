@@ -1,0 +1,496 @@
+// apps/hhg/run.cpp: `hhg run`, the thesis benchmark scenario, timed.
+//
+// One step = the scenario moves every object (not timed), the update phase (a
+// move() per object, then update(); timed) and the detection (find_pairs into a
+// reused vector; timed). Medians and maxima are taken over the steps after the
+// first three (warm-up), or over all steps when there are at most three.
+// With --check every step (and the state before the first step) is compared
+// with hhg::brute_force holding the same boxes, pair for pair, and the
+// structure's validate() is run: a difference ends the run with status 1.
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "commands.hpp"
+#include "hhg/brute_force.hpp"
+#include "hhg/error.hpp"
+#include "hhg/hash_grids.hpp"
+#include "hhg/scenes.hpp"
+
+namespace hhg::cli {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+constexpr std::size_t warmup_steps = 3;
+
+double ms_between(clock_type::time_point a, clock_type::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+/// Median of the values (the mean of the two middle ones for an even count); 0 when empty.
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const std::size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  const double upper = v[mid];
+  if (v.size() % 2 == 1) return upper;
+  const double lower = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
+  return (lower + upper) / 2;
+}
+
+double maximum(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
+
+/// Peak resident set size (VmHWM) in bytes, if /proc/self/status tells.
+std::optional<std::uint64_t> peak_rss_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) != 0) continue;
+    std::uint64_t kb = 0;
+    if (std::sscanf(line.c_str() + 6, "%" SCNu64, &kb) == 1) return kb * 1024;
+  }
+  return std::nullopt;
+}
+
+std::string format(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+/// Shortest text that reads back as the same double (valid JSON for finite values).
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+scenes::thesis_params scenario_params(const run_options& o) {
+  scenes::thesis_params p;
+  p.n = o.n;
+  p.seed = o.seed;
+  if (o.scenario == "varied") {
+    p.size_min = 1;
+    p.size_max = 12;
+  } else if (o.scenario == "elongated") {
+    p.elongation = 10;
+  } else if (o.scenario == "coherent") {
+    p.max_speed_fraction = 0.01;
+  } else if (o.scenario == "sparse") {
+    p.pairs_per_object = 0.001;
+  } else if (o.scenario == "uneven") {
+    p.domain_aspect = 1024;
+  }
+  return p;
+}
+
+config make_config(const run_options& o) {
+  config c;
+  c.hierarchy_factor = o.factor;
+  c.minimal_grid_density = o.density;
+  c.activation_threshold = o.threshold;
+  c.initial_cells = {o.cells, o.cells, o.cells};
+  c.cell_capacity = o.cell_capacity;
+  c.strategy = o.strategy == "rebuild" ? update_strategy::rebuild : update_strategy::incremental;
+  try {
+    validate_config(c);
+  } catch (const hhg::error& e) {
+    std::string what = e.what();
+    if (what.rfind("hhg: ", 0) == 0) what.erase(0, 5);
+    static constexpr std::pair<const char*, const char*> flags[] = {{"hierarchy_factor", "--factor"},
+                                                                    {"initial_cells", "--cells"},
+                                                                    {"minimal_grid_density", "--density"},
+                                                                    {"activation_threshold", "--threshold"},
+                                                                    {"cell_capacity", "--cell-capacity"}};
+    for (const auto& [field, flag] : flags) {
+      if (what.find(field) != std::string::npos) {
+        what += std::string(" (set by ") + flag + ")";
+        break;
+      }
+    }
+    throw usage_error("run: bad hash grid configuration: " + what);
+  }
+  return c;
+}
+
+/// Pairs as keys (i << 32 | j, i < j) of object indices, sorted.
+void to_sorted_keys(const std::vector<handle_pair>& pairs, const std::vector<std::uint32_t>& index_of,
+                    std::vector<std::uint64_t>& keys) {
+  keys.clear();
+  for (const handle_pair& p : pairs) {
+    std::uint64_t i = index_of[p.a.index];
+    std::uint64_t j = index_of[p.b.index];
+    if (j < i) std::swap(i, j);
+    keys.push_back(i << 32 | j);
+  }
+  std::sort(keys.begin(), keys.end());
+}
+
+std::vector<std::uint32_t> index_table(const std::vector<handle>& handles) {
+  std::uint32_t size = 0;
+  for (const handle h : handles) size = std::max(size, h.index + 1);
+  std::vector<std::uint32_t> index_of(size, 0);
+  for (std::size_t i = 0; i < handles.size(); ++i) index_of[handles[i].index] = static_cast<std::uint32_t>(i);
+  return index_of;
+}
+
+std::string describe_keys(const std::vector<std::uint64_t>& keys) {
+  std::string s;
+  const std::size_t shown = std::min<std::size_t>(keys.size(), 5);
+  for (std::size_t k = 0; k < shown; ++k) {
+    s += (k == 0 ? "" : ", ");
+    s += "(" + std::to_string(keys[k] >> 32) + ", " + std::to_string(keys[k] & 0xffffffffu) + ")";
+  }
+  if (keys.size() > shown) s += ", ...";
+  return s;
+}
+
+/// The brute-force oracle of --check, holding the same boxes as the grids.
+template <int D, class T>
+class oracle {
+ public:
+  oracle(const std::vector<box<D, T>>& boxes, const std::vector<handle>& grid_handles)
+      : grid_index_of_(index_table(grid_handles)) {
+    handles_.reserve(boxes.size());
+    for (const auto& b : boxes) handles_.push_back(bf_.insert(b));
+    index_of_ = index_table(handles_);
+  }
+
+  void move_all(const std::vector<box<D, T>>& boxes) {
+    for (std::size_t i = 0; i < boxes.size(); ++i) bf_.move(handles_[i], boxes[i]);
+  }
+
+  /// Empty when `found` (the grids' pairs) equals the brute-force pairs, else what differs.
+  std::string compare(const std::vector<handle_pair>& found, const hash_grids<D, T>& grids) {
+    bf_.find_pairs(expected_);
+    to_sorted_keys(expected_, index_of_, want_);
+    to_sorted_keys(found, grid_index_of_, got_);
+    if (want_ != got_) {
+      std::vector<std::uint64_t> missing, extra;
+      std::set_difference(want_.begin(), want_.end(), got_.begin(), got_.end(), std::back_inserter(missing));
+      std::set_difference(got_.begin(), got_.end(), want_.begin(), want_.end(), std::back_inserter(extra));
+      std::string s =
+          std::to_string(got_.size()) + " pairs found, brute force finds " + std::to_string(want_.size());
+      if (!missing.empty())
+        s += "; missing " + std::to_string(missing.size()) + ": " + describe_keys(missing);
+      if (!extra.empty())
+        s += "; not overlapping " + std::to_string(extra.size()) + ": " + describe_keys(extra);
+      if (missing.empty() && extra.empty()) s += "; some pairs are reported more than once";
+      return s;
+    }
+    try {
+      grids.validate();
+    } catch (const std::exception& e) {
+      return std::string("validate(): ") + e.what();
+    }
+    return {};
+  }
+
+ private:
+  brute_force<D, T> bf_;
+  std::vector<handle> handles_;
+  std::vector<std::uint32_t> index_of_;
+  std::vector<std::uint32_t> grid_index_of_;
+  std::vector<handle_pair> expected_;
+  std::vector<std::uint64_t> want_, got_;
+};
+
+struct summary {
+  std::size_t n = 0;
+  std::size_t steps = 0;
+  std::size_t measured = 0;
+  double setup_ms = 0;
+  double update_median = 0, update_max = 0;
+  double detect_median = 0, detect_max = 0;
+  double step_median = 0, step_max = 0;
+  double pairs_median = 0;
+  std::size_t bytes = 0;
+  std::optional<std::uint64_t> peak_rss;
+  statistics stats;
+};
+
+void print_summary(const run_options& o, const summary& s, const char* scalar) {
+  std::string t;
+  auto row = [&t](const char* label, const std::string& value) {
+    std::string l = std::string(label) + ":";
+    l.resize(std::max<std::size_t>(l.size() + 1, 17), ' ');
+    t += l + value + "\n";
+  };
+  row("scenario", o.scenario);
+  row("dimension", std::to_string(o.dim));
+  row("scalar", scalar);
+  row("strategy", o.strategy);
+  row("objects", std::to_string(s.n));
+  row("steps", std::to_string(s.steps) + " (" + std::to_string(s.steps - s.measured) + " warm-up, " +
+                   std::to_string(s.measured) + " measured)");
+  row("seed", std::to_string(o.seed));
+  row("setup", format("%.3f ms", s.setup_ms) + " (inserting all objects)");
+  row("update", format("median %.3f ms", s.update_median) + format(", max %.3f ms", s.update_max));
+  row("detection", format("median %.3f ms", s.detect_median) + format(", max %.3f ms", s.detect_max));
+  row("step", format("median %.3f ms", s.step_median) +
+                  format(", %.1f ns per object", s.n ? s.step_median * 1e6 / static_cast<double>(s.n) : 0.0));
+  row("pairs per step",
+      format(s.pairs_median == std::floor(s.pairs_median) ? "median %.0f" : "median %.1f", s.pairs_median));
+  row("memory", std::to_string(s.bytes) + " bytes" +
+                    format(", %.1f bytes per object",
+                           s.n ? static_cast<double>(s.bytes) / static_cast<double>(s.n) : 0.0));
+  row("peak RSS", s.peak_rss ? std::to_string(*s.peak_rss) + " bytes" : std::string("unknown"));
+  std::string grids = std::to_string(s.stats.grids.size());
+  if (!s.stats.grids_active)
+    grids += " (not active: " + std::to_string(s.stats.list_objects) + " objects in the all-pairs list)";
+  if (s.stats.unbounded_objects)
+    grids += ", " + std::to_string(s.stats.unbounded_objects) + " unbounded objects";
+  row("grids", grids);
+  if (!s.stats.grids.empty()) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "  %14s  %20s  %12s  %14s\n", "cell size", "cells per axis", "objects",
+                  "occupied cells");
+    t += buf;
+    for (const grid_statistics& g : s.stats.grids) {
+      std::string cells = std::to_string(g.cells_per_axis[0]) + " x " + std::to_string(g.cells_per_axis[1]);
+      if (o.dim == 3) cells += " x " + std::to_string(g.cells_per_axis[2]);
+      std::snprintf(buf, sizeof buf, "  %14.6g  %20s  %12zu  %14zu\n", g.cell_size, cells.c_str(), g.objects,
+                    g.occupied_cells);
+      t += buf;
+    }
+  }
+  if (o.check) row("check", "passed: every step equals brute force");
+  std::fwrite(t.data(), 1, t.size(), stdout);
+  std::fflush(stdout);
+}
+
+void write_json(std::FILE* f, const run_options& o, const summary& s, const char* scalar) {
+  const double n = static_cast<double>(s.n);
+  std::string j = "{\n";
+  auto key = [&j](const char* k, const std::string& v) { j += std::string("  \"") + k + "\": " + v + ",\n"; };
+  auto str = [](const std::string& v) { return "\"" + v + "\""; };  // identifiers only: no escaping needed
+  key("scenario", str(o.scenario));
+  key("n", std::to_string(s.n));
+  key("steps", std::to_string(s.steps));
+  key("dim", std::to_string(o.dim));
+  key("scalar", str(scalar));
+  key("strategy", str(o.strategy));
+  key("seed", std::to_string(o.seed));
+  key("warmup_steps", std::to_string(s.steps - s.measured));
+  key("setup_ms", json_number(s.setup_ms));
+  key("update_ms_median", json_number(s.update_median));
+  key("update_ms_max", json_number(s.update_max));
+  key("detect_ms_median", json_number(s.detect_median));
+  key("detect_ms_max", json_number(s.detect_max));
+  key("step_ms_median", json_number(s.step_median));
+  key("step_ms_max", json_number(s.step_max));
+  key("step_ns_per_object", json_number(s.n ? s.step_median * 1e6 / n : 0.0));
+  key("pairs_median", json_number(s.pairs_median));
+  key("bytes", std::to_string(s.bytes));
+  key("bytes_per_object", json_number(s.n ? static_cast<double>(s.bytes) / n : 0.0));
+  key("peak_rss_bytes", s.peak_rss ? std::to_string(*s.peak_rss) : std::string("null"));
+  key("check", o.check ? "true" : "false");
+  key("config", "{\"factor\": " + json_number(o.factor) + ", \"density\": " + std::to_string(o.density) +
+                    ", \"threshold\": " + std::to_string(o.threshold) +
+                    ", \"cells\": " + std::to_string(o.cells) +
+                    ", \"cell_capacity\": " + std::to_string(o.cell_capacity) + "}");
+  std::string grids = "[";
+  for (std::size_t i = 0; i < s.stats.grids.size(); ++i) {
+    const grid_statistics& g = s.stats.grids[i];
+    grids += std::string(i ? ",\n    " : "\n    ") + "{\"cell_size\": " + json_number(g.cell_size) +
+             ", \"cells_per_axis\": [" + std::to_string(g.cells_per_axis[0]) + ", " +
+             std::to_string(g.cells_per_axis[1]) +
+             (o.dim == 3 ? ", " + std::to_string(g.cells_per_axis[2]) : "") +
+             "], \"objects\": " + std::to_string(g.objects) +
+             ", \"occupied_cells\": " + std::to_string(g.occupied_cells) +
+             ", \"bytes\": " + std::to_string(g.bytes) + "}";
+  }
+  grids += s.stats.grids.empty() ? "]" : "\n  ]";
+  j += "  \"grids\": " + grids + "\n}\n";
+  if (std::fwrite(j.data(), 1, j.size(), f) != j.size() || std::fflush(f) != 0)
+    throw std::runtime_error(std::string("cannot write the --json file: ") + std::strerror(errno));
+}
+
+/// Progress on standard error: one line each time another tenth of the steps is done.
+void progress(const run_options& o, std::size_t done, clock_type::time_point start) {
+  if (o.quiet) return;
+  if (done * 10 / o.steps == (done - 1) * 10 / o.steps) return;
+  std::fprintf(stderr, "hhg run: step %zu/%zu (%zu%%), %.1f s\n", done, o.steps, done * 100 / o.steps,
+               ms_between(start, clock_type::now()) / 1000);
+  std::fflush(stderr);
+}
+
+template <int D, class T>
+int run_scenario(const run_options& o, const config& cfg, std::FILE* json) {
+  const char* scalar = std::is_same_v<T, float> ? "float" : "double";
+  scenes::thesis_scenario<D, T> scene(scenario_params(o));
+  const std::vector<box<D, T>>& boxes = scene.boxes();
+  const std::size_t n = boxes.size();
+
+  hash_grids<D, T> grids(cfg);
+  std::vector<handle> handles(n);
+  const auto start = clock_type::now();
+  for (std::size_t i = 0; i < n; ++i) handles[i] = grids.insert(boxes[i]);
+  summary s;
+  s.n = n;
+  s.steps = o.steps;
+  s.setup_ms = ms_between(start, clock_type::now());
+
+  std::vector<handle_pair> pairs;
+  std::unique_ptr<oracle<D, T>> check;
+  if (o.check) {
+    check = std::make_unique<oracle<D, T>>(boxes, handles);
+    grids.find_pairs(pairs);
+    if (std::string diff = check->compare(pairs, grids); !diff.empty()) {
+      std::fprintf(stderr, "hhg: run: check failed before the first step: %s\n", diff.c_str());
+      return exit_failure;
+    }
+  }
+
+  std::vector<double> update_ms, detect_ms, step_ms, pair_counts;
+  const auto run_start = clock_type::now();
+  for (std::size_t step = 1; step <= o.steps; ++step) {
+    scene.step();
+    const auto t0 = clock_type::now();
+    for (std::size_t i = 0; i < n; ++i) grids.move(handles[i], boxes[i]);
+    grids.update();
+    const auto t1 = clock_type::now();
+    grids.find_pairs(pairs);
+    const auto t2 = clock_type::now();
+    if (o.steps <= warmup_steps || step > warmup_steps) {
+      update_ms.push_back(ms_between(t0, t1));
+      detect_ms.push_back(ms_between(t1, t2));
+      step_ms.push_back(ms_between(t0, t2));
+      pair_counts.push_back(static_cast<double>(pairs.size()));
+    }
+    if (check) {
+      check->move_all(boxes);
+      if (std::string diff = check->compare(pairs, grids); !diff.empty()) {
+        std::fprintf(stderr, "hhg: run: check failed at step %zu: %s\n", step, diff.c_str());
+        return exit_failure;
+      }
+    }
+    progress(o, step, run_start);
+  }
+
+  s.measured = update_ms.size();
+  s.update_median = median(update_ms);
+  s.update_max = maximum(update_ms);
+  s.detect_median = median(detect_ms);
+  s.detect_max = maximum(detect_ms);
+  s.step_median = median(step_ms);
+  s.step_max = maximum(step_ms);
+  s.pairs_median = median(pair_counts);
+  s.stats = grids.stats();
+  s.bytes = s.stats.bytes;
+  s.peak_rss = peak_rss_bytes();
+  print_summary(o, s, scalar);
+  if (json) write_json(json, o, s, scalar);
+  return exit_ok;
+}
+
+}  // namespace
+
+/// Accepts a decimal integer in [lo, hi] (CLI11's own range checks print DBL_MAX,
+/// and its conversion saturates values beyond 2^64 - 1 instead of failing).
+CLI::Validator integer_in(std::uint64_t lo, std::uint64_t hi, const std::string& label = "") {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        std::uint64_t v = 0;
+        const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 10);
+        if (s.empty() || ec != std::errc{} || ptr != s.data() + s.size() || v < lo || v > hi)
+          return "must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " + s;
+        return {};
+      },
+      label);
+}
+
+CLI::App* add_run_command(CLI::App& app, run_options& o) {
+  CLI::App* sub =
+      app.add_subcommand("run", "Time the hierarchical hash grid on the thesis benchmark scenario");
+  sub->add_option("-n,--n", o.n, "Number of objects")
+      ->capture_default_str()
+      ->check(integer_in(1, std::numeric_limits<std::uint32_t>::max(), "POSITIVE"));
+  sub->add_option("--steps", o.steps, "Number of time steps")
+      ->capture_default_str()
+      ->check(integer_in(1, std::numeric_limits<std::uint32_t>::max(), "POSITIVE"));
+  sub->add_option("--scenario", o.scenario,
+                  "equal: equal cubes; varied: sizes over a factor 12; elongated: 10x1x1 boxes; "
+                  "coherent: slow motion (1% of the size per step); sparse: no pairs; "
+                  "uneven: domain 1024 times longer in x")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"equal", "varied", "elongated", "coherent", "sparse", "uneven"}));
+  sub->add_option("--seed", o.seed, "Seed of the scenario")
+      ->capture_default_str()
+      ->check(integer_in(0, std::numeric_limits<std::uint64_t>::max()));
+  sub->add_option("--dim", o.dim, "Dimension, 2 or 3")->capture_default_str()->check(CLI::IsMember({2, 3}));
+  sub->add_flag("--float", o.use_float, "Use float coordinates instead of double");
+  sub->add_option("--strategy", o.strategy, "How moved objects are followed: incremental or rebuild")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"incremental", "rebuild"}));
+  sub->add_flag("--check", o.check,
+                "Compare every step's pairs with brute force (at most " + std::to_string(max_check_objects) +
+                    " objects); a difference gives exit status 1");
+  sub->add_option("--json", o.json, "Also write the summary as JSON to this file");
+  sub->add_flag("-q,--quiet", o.quiet, "No progress lines on standard error");
+  sub->add_option("--factor", o.factor, "Hierarchy factor: cell size ratio of successive grids (> 1)")
+      ->capture_default_str()
+      ->group("Hash grid configuration");
+  sub->add_option("--density", o.density,
+                  "Minimal grid density: a grid grows above cells/density objects (>= 1)")
+      ->capture_default_str()
+      ->check(integer_in(0, std::numeric_limits<std::uint32_t>::max()))
+      ->group("Hash grid configuration");
+  sub->add_option("--threshold", o.threshold, "Activation threshold: all-pairs test up to this many objects")
+      ->capture_default_str()
+      ->check(integer_in(0, std::numeric_limits<std::uint32_t>::max()))
+      ->group("Hash grid configuration");
+  sub->add_option("--cells", o.cells, "Initial cells per axis of a new grid (power of two, 4 to 32768)")
+      ->capture_default_str()
+      ->check(integer_in(0, std::numeric_limits<std::uint32_t>::max()))
+      ->group("Hash grid configuration");
+  sub->add_option("--cell-capacity", o.cell_capacity, "Initial object capacity of a cell (1 to 65536)")
+      ->capture_default_str()
+      ->check(integer_in(0, std::numeric_limits<std::uint32_t>::max()))
+      ->group("Hash grid configuration");
+  return sub;
+}
+
+int run_command(const run_options& o) {
+  if (o.check && o.n > max_check_objects)
+    throw usage_error("run: --check compares with brute force and is limited to " +
+                      std::to_string(max_check_objects) + " objects; got --n " + std::to_string(o.n));
+  const config cfg = make_config(o);
+  struct file_closer {
+    void operator()(std::FILE* f) const { std::fclose(f); }
+  };
+  std::unique_ptr<std::FILE, file_closer> json;
+  if (!o.json.empty()) {  // opened first: a bad path fails before a long run
+    json.reset(std::fopen(o.json.c_str(), "w"));
+    if (!json) throw usage_error("run: cannot write '" + o.json + "': " + std::strerror(errno));
+  }
+  if (o.dim == 2) {
+    return o.use_float ? run_scenario<2, float>(o, cfg, json.get())
+                       : run_scenario<2, double>(o, cfg, json.get());
+  }
+  return o.use_float ? run_scenario<3, float>(o, cfg, json.get())
+                     : run_scenario<3, double>(o, cfg, json.get());
+}
+
+}  // namespace hhg::cli

@@ -1,0 +1,383 @@
+// Shared test helpers: the method type lists, a "mirror" that drives a method
+// and the brute-force oracle in lockstep and compares their pairs exactly, and
+// random boxes for dynamic sequences.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <iomanip>
+#include <iterator>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "hhg/box.hpp"
+#include "hhg/brute_force.hpp"
+#include "hhg/config.hpp"
+#include "hhg/handle.hpp"
+#include "hhg/hash_grids.hpp"
+#include "hhg/scenes.hpp"
+
+namespace hhg {
+// Readable gtest output for handles, pairs and boxes (found by ADL).
+inline void PrintTo(const handle& h, std::ostream* os) { *os << '#' << h.index << '.' << h.generation; }
+inline void PrintTo(const handle_pair& p, std::ostream* os) {
+  *os << '(';
+  PrintTo(p.a, os);
+  *os << ", ";
+  PrintTo(p.b, os);
+  *os << ')';
+}
+template <int D, class T>
+void PrintTo(const box<D, T>& b, std::ostream* os) {
+  *os << std::setprecision(std::numeric_limits<T>::max_digits10) << '[';
+  for (int i = 0; i < D; ++i) *os << (i ? " x " : "") << b.min[i] << ".." << b.max[i];
+  *os << ']';
+}
+}  // namespace hhg
+
+namespace hhg_test {
+
+using hhg::box;
+using hhg::brute_force;
+using hhg::config;
+using hhg::handle;
+using hhg::handle_pair;
+using hhg::hash_grids;
+
+using grid_types = ::testing::Types<hash_grids<2, float>, hash_grids<2, double>, hash_grids<3, float>,
+                                    hash_grids<3, double>>;
+using method_types = ::testing::Types<hash_grids<2, float>, hash_grids<2, double>, hash_grids<3, float>,
+                                      hash_grids<3, double>, brute_force<2, float>, brute_force<3, double>>;
+
+template <class M>
+inline constexpr bool is_grids = std::is_same_v<M, hash_grids<M::dimension, typename M::scalar>>;
+
+/// Names typed tests hash_grids_3d_float etc.
+struct method_names {
+  template <class M>
+  static std::string GetName(int) {
+    std::string name = is_grids<M> ? "hash_grids_" : "brute_force_";
+    name += std::to_string(M::dimension) + "d_";
+    name += std::is_same_v<typename M::scalar, float> ? "float" : "double";
+    return name;
+  }
+};
+
+template <class M>
+M make_method(const config& c = {}) {
+  if constexpr (is_grids<M>) {
+    return M(c);
+  } else {
+    (void)c;
+    return M();
+  }
+}
+
+template <class M>
+void validate(const M& m) {
+  if constexpr (is_grids<M>) m.validate();
+}
+
+/// A configuration with a name to print.
+struct named_config {
+  std::string name;
+  config c;
+};
+
+inline std::vector<named_config> test_configs() {
+  std::vector<named_config> list;
+  list.push_back({"default", {}});
+  config c;
+  c.strategy = hhg::update_strategy::rebuild;
+  list.push_back({"rebuild", c});
+  c = {};
+  c.activation_threshold = 0;
+  c.initial_cells = {4, 4, 4};
+  list.push_back({"threshold0_cells4", c});
+  c = {};
+  c.activation_threshold = 1;
+  c.hierarchy_factor = 1.5;
+  list.push_back({"threshold1_f1.5", c});
+  c = {};
+  c.hierarchy_factor = 3;
+  c.minimal_grid_density = 1;
+  c.initial_cells = {4, 8, 4};
+  c.activation_threshold = 0;
+  list.push_back({"f3_density1_cells4x8x4", c});
+  c = {};
+  c.hierarchy_factor = 4;
+  c.activation_threshold = 0;
+  c.cell_capacity = 16;
+  c.occupied_cells_capacity = 1;
+  list.push_back({"f4_threshold0_capacity16", c});
+  c = {};
+  c.strategy = hhg::update_strategy::rebuild;
+  c.hierarchy_factor = 4;
+  c.activation_threshold = 1;
+  c.initial_cells = {4, 4, 4};
+  list.push_back({"rebuild_f4_threshold1_cells4", c});
+  return list;
+}
+
+template <class B>
+std::string show(const B& b) {
+  std::ostringstream os;
+  PrintTo(b, &os);
+  return os.str();
+}
+
+/// Drives a method M and brute_force in lockstep. Objects are named by their
+/// insertion number ("id"); handles are mapped between the two structures by it.
+template <class M>
+class mirror {
+ public:
+  using box_type = typename M::box_type;
+  static constexpr int D = M::dimension;
+  using T = typename M::scalar;
+
+  explicit mirror(const config& c = {}) : subject_(make_method<M>(c)) {}
+
+  std::size_t insert(const box_type& b) {
+    const handle hs = subject_.insert(b);
+    const handle ho = oracle_.insert(b);
+    const std::size_t id = boxes_.size();
+    boxes_.push_back(b);
+    subject_handles_.push_back(hs);
+    oracle_handles_.push_back(ho);
+    live_pos_.push_back(live_.size());
+    live_.push_back(id);
+    if (oracle_slot_to_id_.size() <= ho.index) oracle_slot_to_id_.resize(ho.index + 1);
+    oracle_slot_to_id_[ho.index] = id;
+    return id;
+  }
+
+  void move(std::size_t id, const box_type& b) {
+    subject_.move(subject_handles_[id], b);
+    oracle_.move(oracle_handles_[id], b);
+    boxes_[id] = b;
+  }
+
+  void remove(std::size_t id) {
+    subject_.remove(subject_handles_[id]);
+    oracle_.remove(oracle_handles_[id]);
+    const std::size_t pos = live_pos_[id];
+    live_[pos] = live_.back();
+    live_pos_[live_[pos]] = pos;
+    live_.pop_back();
+    live_pos_[id] = npos;
+  }
+
+  void clear() {
+    subject_.clear();
+    oracle_.clear();
+    for (std::size_t id : live_) live_pos_[id] = npos;
+    live_.clear();
+  }
+
+  bool live(std::size_t id) const { return live_pos_[id] != npos; }
+  const std::vector<std::size_t>& live_ids() const { return live_; }
+  const box_type& box_of(std::size_t id) const { return boxes_[id]; }
+  handle subject_handle(std::size_t id) const { return subject_handles_[id]; }
+  M& subject() { return subject_; }
+  brute_force<D, T>& oracle() { return oracle_; }
+  std::size_t ids() const { return boxes_.size(); }
+
+  /// The oracle's pairs in the subject's handles, canonical.
+  std::vector<handle_pair> expected() {
+    oracle_.find_pairs(scratch_);
+    std::vector<handle_pair> out;
+    out.reserve(scratch_.size());
+    for (const handle_pair& p : scratch_) {
+      out.push_back({subject_handles_[oracle_slot_to_id_[p.a.index]], subject_handles_[oracle_slot_to_id_[p.b.index]]});
+    }
+    hhg::canonicalize(out);
+    return out;
+  }
+
+  /// Runs a detection on the subject (find_pairs, or for_each_pair when
+  /// `callback`) and compares it with the oracle. Also checks handles, sizes,
+  /// stored boxes and validate().
+  ::testing::AssertionResult check(bool callback = false) {
+    std::vector<handle_pair> got;
+    if (callback) {
+      subject_.for_each_pair([&got](handle a, handle b) { got.push_back({a, b}); });
+    } else {
+      subject_.find_pairs(got);
+    }
+    if (subject_.size() != live_.size())
+      return ::testing::AssertionFailure() << "size() " << subject_.size() << ", expected " << live_.size();
+    for (std::size_t id = 0; id < boxes_.size(); ++id) {
+      const handle h = subject_handles_[id];
+      if (subject_.contains(h) != live(id))
+        return ::testing::AssertionFailure() << "contains(" << show(h) << ") of object " << id << " is wrong";
+      if (live(id) && !(subject_.get(h) == boxes_[id]))
+        return ::testing::AssertionFailure() << "get() of object " << id << " returns " << show(subject_.get(h))
+                                             << ", expected " << show(boxes_[id]);
+    }
+    try {
+      validate(subject_);
+    } catch (const std::exception& e) {
+      return ::testing::AssertionFailure() << "validate() failed: " << e.what();
+    }
+    const std::size_t reported = got.size();
+    hhg::canonicalize(got);
+    return compare(got, expected(), reported);
+  }
+
+  /// Compares canonical pair lists and describes the differences with boxes.
+  ::testing::AssertionResult compare(const std::vector<handle_pair>& got, const std::vector<handle_pair>& want,
+                                     std::size_t reported) {
+    if (got == want) return ::testing::AssertionSuccess() << got.size() << " pairs";
+    std::vector<handle_pair> missing, extra;
+    std::set_difference(want.begin(), want.end(), got.begin(), got.end(), std::back_inserter(missing));
+    std::set_difference(got.begin(), got.end(), want.begin(), want.end(), std::back_inserter(extra));
+    std::size_t duplicates = 0;
+    for (std::size_t i = 1; i < got.size(); ++i) duplicates += got[i] == got[i - 1];
+    auto result = ::testing::AssertionFailure();
+    result << "pairs differ from brute force: got " << reported << ", expected " << want.size() << "; "
+           << missing.size() << " missing, " << extra.size() << " extra, " << duplicates << " duplicates";
+    auto describe = [&](const char* what, const std::vector<handle_pair>& list) {
+      for (std::size_t i = 0; i < std::min<std::size_t>(list.size(), 5); ++i) {
+        result << "\n  " << what << ' ' << show(list[i]) << ": " << describe_handle(list[i].a) << " and "
+               << describe_handle(list[i].b);
+      }
+    };
+    describe("missing", missing);
+    describe("extra", extra);
+    return result;
+  }
+
+ private:
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+
+  std::string describe_handle(handle h) const {
+    for (std::size_t id = 0; id < boxes_.size(); ++id) {
+      if (subject_handles_[id] == h && live(id)) return "object " + std::to_string(id) + " " + show(boxes_[id]);
+    }
+    return "unknown handle " + show(h);
+  }
+
+  M subject_;
+  brute_force<D, T> oracle_;
+  std::vector<box_type> boxes_;
+  std::vector<handle> subject_handles_;
+  std::vector<handle> oracle_handles_;
+  std::vector<std::size_t> oracle_slot_to_id_;
+  std::vector<std::size_t> live_;      // ids of live objects
+  std::vector<std::size_t> live_pos_;  // position in live_, or npos
+  std::vector<handle_pair> scratch_;
+};
+
+/// A box from coordinates given in double.
+template <int D, class T>
+box<D, T> make_box(std::initializer_list<double> lo, std::initializer_list<double> hi) {
+  box<D, T> b;
+  auto l = lo.begin();
+  auto h = hi.begin();
+  for (int i = 0; i < D; ++i, ++l, ++h) {
+    b.min[static_cast<std::size_t>(i)] = static_cast<T>(*l);
+    b.max[static_cast<std::size_t>(i)] = static_cast<T>(*h);
+  }
+  return b;
+}
+
+/// A cube with min corner `at` (all axes) and edge `s`.
+template <int D, class T>
+box<D, T> cube(double at, double s) {
+  box<D, T> b;
+  for (int i = 0; i < D; ++i) {
+    b.min[static_cast<std::size_t>(i)] = static_cast<T>(at);
+    b.max[static_cast<std::size_t>(i)] = static_cast<T>(at + s);
+  }
+  return b;
+}
+
+/// A random box for dynamic sequences: mostly sizes 2^-4..2^4 in [-world, world],
+/// with lattice boxes and points, huge, tiny, far-away and unbounded ones.
+template <int D, class T>
+box<D, T> random_box(hhg::scenes::rng& r, double world) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  box<D, T> b;
+  const std::uint64_t kind = r.below(100);
+  double lo[3], hi[3];
+  if (kind < 50) {  // ordinary
+    const double s = std::ldexp(r.uniform(1, 2), static_cast<int>(r.below(9)) - 4);
+    for (int i = 0; i < 3; ++i) {
+      lo[i] = r.uniform(-world, world);
+      hi[i] = lo[i] + s * (r.below(4) == 0 ? r.uniform(0.1, 1) : 1);
+    }
+  } else if (kind < 65) {  // integer lattice: touching, sometimes a point
+    const bool point = r.below(4) == 0;
+    for (int i = 0; i < 3; ++i) {
+      lo[i] = static_cast<double>(static_cast<std::int64_t>(r.below(9)) - 4);
+      hi[i] = point ? lo[i] : lo[i] + static_cast<double>(1 + r.below(2));
+    }
+  } else if (kind < 72) {  // huge
+    const double s = r.uniform(200, 2000);
+    for (int i = 0; i < 3; ++i) {
+      lo[i] = r.uniform(-world - s, world);
+      hi[i] = lo[i] + s;
+    }
+  } else if (kind < 80) {  // tiny
+    const double s = r.uniform(1e-6, 1e-4);
+    for (int i = 0; i < 3; ++i) {
+      lo[i] = r.uniform(-world, world);
+      hi[i] = lo[i] + s;
+    }
+  } else if (kind < 86) {  // far away, in groups that can overlap
+    const double offset = (r.below(2) ? 1 : -1) * (r.below(2) ? 1e12 : 1e6);
+    for (int i = 0; i < 3; ++i) {
+      lo[i] = offset + static_cast<double>(r.below(4));
+      hi[i] = lo[i] + r.uniform(0.5, 2);
+    }
+  } else if (kind < 92) {  // unbounded
+    for (int i = 0; i < 3; ++i) {
+      lo[i] = r.uniform(-world, world);
+      hi[i] = lo[i] + r.uniform(0, 3);
+    }
+    const auto a = static_cast<int>(r.below(D));
+    switch (r.below(5)) {
+      case 0: lo[a] = -inf; break;
+      case 1: hi[a] = inf; break;
+      case 2: lo[a] = -inf; hi[a] = inf; break;
+      case 3: lo[a] = hi[a] = r.below(2) ? inf : -inf; break;
+      default:
+        for (int i = 0; i < 3; ++i) {
+          lo[i] = -inf;
+          hi[i] = inf;
+        }
+    }
+  } else {  // random point
+    for (int i = 0; i < 3; ++i) lo[i] = hi[i] = r.uniform(-world, world);
+  }
+  for (int i = 0; i < D; ++i) {
+    b.min[static_cast<std::size_t>(i)] = static_cast<T>(lo[i]);
+    b.max[static_cast<std::size_t>(i)] = static_cast<T>(hi[i]);
+  }
+  return b;
+}
+
+/// The box moved by dx on every axis (computed in double, rounded to T).
+template <int D, class T>
+box<D, T> shifted(const box<D, T>& b, double dx) {
+  box<D, T> out = b;
+  for (std::size_t a = 0; a < static_cast<std::size_t>(D); ++a) {
+    out.min[a] = static_cast<T>(static_cast<double>(b.min[a]) + dx);
+    out.max[a] = static_cast<T>(static_cast<double>(b.max[a]) + dx);
+  }
+  return out;
+}
+
+/// Size of the box in a form meant for stats checks.
+template <int D, class T>
+double edge_of(const box<D, T>& b) {
+  return static_cast<double>(hhg::longest_edge(b));
+}
+
+}  // namespace hhg_test

@@ -1,0 +1,274 @@
+// Dynamic use against the oracle: random interleavings of insert, move (small
+// moves, jumps, resizes across grid levels, to and from infinity, far away and
+// back), remove and clear, for several configurations; validate() after every
+// operation. Plus handle semantics, clear(), copies and moves.
+#include <optional>
+
+#include "support.hpp"
+
+namespace hhg_test {
+namespace {
+
+using hhg::scenes::rng;
+
+template <class M>
+class Dynamic : public ::testing::Test {};
+TYPED_TEST_SUITE(Dynamic, method_types, method_names);
+
+/// One random sequence. Every operation is followed by validate(); a detection
+/// compared with the oracle follows about every fifth operation.
+template <class M>
+void run_sequence(std::uint64_t seed, const named_config& nc, int operations) {
+  constexpr int D = M::dimension;
+  using T = typename M::scalar;
+  using B = typename M::box_type;
+  const std::string where = "seed " + std::to_string(seed) + " config " + nc.name;
+  SCOPED_TRACE(where);
+  rng r(seed);
+  mirror<M> m(nc.c);
+  std::size_t target = 40;
+  constexpr std::size_t targets[] = {0, 5, 31, 33, 60, 150};
+  for (int op = 0; op < operations; ++op) {
+    SCOPED_TRACE("operation " + std::to_string(op));
+    if (r.below(40) == 0) target = targets[r.below(std::size(targets))];
+    const std::size_t live = m.live_ids().size();
+    const std::uint64_t k = r.below(100);
+    if (r.below(400) == 0) {
+      m.clear();
+    } else if (live == 0 || (live < target && k < 45)) {
+      m.insert(random_box<D, T>(r, 20));
+    } else if (live > target && k < 45) {
+      m.remove(m.live_ids()[r.below(live)]);
+    } else {
+      const std::size_t id = m.live_ids()[r.below(live)];
+      const B b = m.box_of(id);
+      const std::uint64_t kind = r.below(6);
+      if (kind == 0) {  // small move
+        const double size = hhg::is_bounded(b) ? edge_of(b) : 1.0;
+        m.move(id, shifted(b, r.uniform(-0.05, 0.05) * (size + 0.1)));
+      } else if (kind == 1) {  // jump anywhere, maybe a different kind of box
+        m.move(id, random_box<D, T>(r, 20));
+      } else if (kind == 2 && hhg::is_bounded(b)) {  // resize across levels, same min corner
+        const double factor = std::ldexp(r.uniform(1, 2), static_cast<int>(r.below(17)) - 8);
+        B c = b;
+        for (int i = 0; i < D; ++i) {
+          const auto a = static_cast<std::size_t>(i);
+          const double edge = static_cast<double>(b.max[a]) - static_cast<double>(b.min[a]);
+          c.max[a] = std::max(c.min[a], static_cast<T>(static_cast<double>(b.min[a]) + edge * factor + 1e-3));
+        }
+        m.move(id, c);
+      } else if (kind == 3) {  // to infinity, or back from it
+        B c = b;
+        if (hhg::is_bounded(b)) {
+          const auto a = static_cast<std::size_t>(r.below(D));
+          if (r.below(2)) c.min[a] = -std::numeric_limits<T>::infinity();
+          else c.max[a] = std::numeric_limits<T>::infinity();
+        } else {
+          c = random_box<D, T>(r, 20);
+          if (!hhg::is_bounded(c)) c = cube<D, T>(r.uniform(-20, 20), r.uniform(0.1, 4));
+        }
+        m.move(id, c);
+      } else if (kind == 4) {  // far away, a detection there, and back
+        m.move(id, shifted(b, 1e12));
+        ASSERT_TRUE(m.check()) << "with object " << id << " far away";
+        m.move(id, b);
+      } else {  // the same box again
+        m.move(id, b);
+      }
+    }
+    try {
+      validate(m.subject());
+    } catch (const std::exception& e) {
+      FAIL() << "validate(): " << e.what();
+    }
+    if (r.below(5) == 0) {
+      ASSERT_TRUE(m.check(r.below(2) == 0));
+    }
+  }
+  ASSERT_TRUE(m.check());
+}
+
+TYPED_TEST(Dynamic, RandomSequences) {
+  for (const named_config& nc : test_configs()) {
+    for (std::uint64_t seed = 1; seed <= 8; ++seed) run_sequence<TypeParam>(seed, nc, 500);
+  }
+}
+
+TYPED_TEST(Dynamic, LongSequence) { run_sequence<TypeParam>(1000, {"default", {}}, 6000); }
+
+// Bursts that cross the activation threshold in both directions.
+TYPED_TEST(Dynamic, AroundTheActivationThreshold) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  rng r(77);
+  mirror<TypeParam> m;
+  for (int round = 0; round < 6; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    while (m.live_ids().size() < 34) {
+      m.insert(random_box<D, T>(r, 5));
+      ASSERT_TRUE(m.check());
+    }
+    while (m.live_ids().size() > 28) {
+      m.remove(m.live_ids()[r.below(m.live_ids().size())]);
+      ASSERT_TRUE(m.check());
+    }
+    if (round == 3) {
+      m.clear();
+      ASSERT_TRUE(m.check());
+    }
+  }
+}
+
+// Handles: null, dense indices, reuse with a new generation, stale after remove and clear.
+TYPED_TEST(Dynamic, HandleSemantics) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  TypeParam m = make_method<TypeParam>();
+  EXPECT_FALSE(m.contains(handle{}));
+  EXPECT_FALSE(static_cast<bool>(handle{}));
+  std::vector<handle> hs;
+  for (int i = 0; i < 50; ++i) hs.push_back(m.insert(cube<D, T>(i, 0.5)));
+  for (const handle h : hs) {
+    EXPECT_TRUE(static_cast<bool>(h));
+    EXPECT_LT(h.index, 50u) << "indices are dense";
+    EXPECT_TRUE(m.contains(h));
+  }
+  for (std::size_t i = 0; i < hs.size(); ++i) {
+    for (std::size_t j = i + 1; j < hs.size(); ++j) EXPECT_NE(hs[i].index, hs[j].index);
+  }
+  m.remove(hs[10]);
+  EXPECT_FALSE(m.contains(hs[10]));
+  const handle again = m.insert(cube<D, T>(100, 1));
+  EXPECT_EQ(again.index, hs[10].index) << "the free slot is reused";
+  EXPECT_NE(again.generation, hs[10].generation);
+  EXPECT_FALSE(m.contains(hs[10]));
+  EXPECT_TRUE(m.contains(again));
+  EXPECT_EQ(m.get(again), (cube<D, T>(100, 1)));
+  EXPECT_EQ(m.size(), 50u);
+  m.clear();
+  EXPECT_EQ(m.size(), 0u);
+  for (const handle h : hs) EXPECT_FALSE(m.contains(h));
+  EXPECT_FALSE(m.contains(again));
+  // After clear the slots are reused; indices stay below the peak count.
+  for (int i = 0; i < 50; ++i) {
+    const handle h = m.insert(cube<D, T>(i, 0.5));
+    EXPECT_LT(h.index, 50u);
+    for (const handle old : hs) EXPECT_NE(h, old) << "a reused slot has a new generation";
+  }
+}
+
+TYPED_TEST(Dynamic, ConceptSatisfied) {
+  static_assert(hhg::dynamic_broad_phase<TypeParam>);
+  TypeParam m = make_method<TypeParam>();
+  EXPECT_EQ(m.size(), 0u);
+}
+
+// --- hash_grids only: clear, copies and moves -----------------------------------
+
+template <class M>
+class GridSemantics : public ::testing::Test {};
+TYPED_TEST_SUITE(GridSemantics, grid_types, method_names);
+
+template <class M>
+std::vector<handle_pair> pairs_of(M& m) {
+  std::vector<handle_pair> p;
+  m.find_pairs(p);
+  hhg::canonicalize(p);
+  return p;
+}
+
+TYPED_TEST(GridSemantics, ClearResetsEverything) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  mirror<TypeParam> m;
+  for (const auto& b : hhg::scenes::make_zoo_scene<D, T>(hhg::scenes::zoo::mixed, 400, 9)) m.insert(b);
+  ASSERT_TRUE(m.check());
+  EXPECT_TRUE(m.subject().stats().grids_active);
+  m.clear();
+  const auto st = m.subject().stats();
+  EXPECT_EQ(st.objects, 0u);
+  EXPECT_FALSE(st.grids_active) << "clear() resets activation";
+  EXPECT_TRUE(st.grids.empty()) << "clear() removes every grid";
+  ASSERT_TRUE(m.check());
+  for (const auto& b : hhg::scenes::make_zoo_scene<D, T>(hhg::scenes::zoo::varied12, 300, 10)) m.insert(b);
+  ASSERT_TRUE(m.check());
+}
+
+TYPED_TEST(GridSemantics, CopiesAreIndependent) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  config c;
+  c.hierarchy_factor = 3;
+  TypeParam a(c);
+  std::vector<handle> hs;
+  for (const auto& b : hhg::scenes::make_zoo_scene<D, T>(hhg::scenes::zoo::mixed, 500, 11)) hs.push_back(a.insert(b));
+  const auto before = pairs_of(a);
+  ASSERT_FALSE(before.empty());
+
+  TypeParam b(a);  // copy construction
+  b.validate();
+  EXPECT_EQ(pairs_of(b), before);
+  EXPECT_EQ(b.settings().hierarchy_factor, 3.0);
+  for (std::size_t i = 0; i < hs.size(); i += 3) b.move(hs[i], cube<D, T>(0, 1));
+  for (std::size_t i = 1; i < hs.size(); i += 3) b.remove(hs[i]);
+  b.validate();
+  EXPECT_NE(pairs_of(b), before);
+  EXPECT_EQ(pairs_of(a), before) << "changing the copy changed the original";
+  a.validate();
+
+  TypeParam d;  // copy assignment over a non-empty structure with another config
+  d.insert(cube<D, T>(0, 1));
+  d = a;
+  d.validate();
+  EXPECT_EQ(d.settings().hierarchy_factor, 3.0);
+  EXPECT_EQ(pairs_of(d), before);
+  EXPECT_EQ(d.size(), a.size());
+
+  TypeParam& alias = d;
+  d = alias;  // self-assignment
+  d.validate();
+  EXPECT_EQ(pairs_of(d), before);
+}
+
+TYPED_TEST(GridSemantics, MovesTransferAndMovedFromIsAssignable) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  TypeParam a;
+  for (const auto& b : hhg::scenes::make_zoo_scene<D, T>(hhg::scenes::zoo::varied12, 300, 12)) a.insert(b);
+  const auto before = pairs_of(a);
+  TypeParam b(std::move(a));
+  b.validate();
+  EXPECT_EQ(pairs_of(b), before);
+  TypeParam c;
+  c = std::move(b);
+  c.validate();
+  EXPECT_EQ(pairs_of(c), before);
+  // Moved-from objects can be assigned to again.
+  a = c;
+  a.validate();
+  EXPECT_EQ(pairs_of(a), before);
+  b = TypeParam();
+  EXPECT_EQ(b.size(), 0u);
+  b.insert(cube<D, T>(0, 1));
+  EXPECT_EQ(b.size(), 1u);
+}
+
+TYPED_TEST(GridSemantics, FindPairsReusesOutputAndClearsIt) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  TypeParam a;
+  for (const auto& b : hhg::scenes::make_zoo_scene<D, T>(hhg::scenes::zoo::equal, 200, 13)) a.insert(b);
+  std::vector<handle_pair> out(5, handle_pair{});  // stale content must go
+  a.find_pairs(out);
+  const auto first = out;
+  a.find_pairs(out);
+  EXPECT_EQ(out, first) << "detection is deterministic";
+  for (const auto& p : out) {
+    EXPECT_TRUE(a.contains(p.a));
+    EXPECT_TRUE(a.contains(p.b));
+    EXPECT_NE(p.a, p.b);
+  }
+}
+
+}  // namespace
+}  // namespace hhg_test
