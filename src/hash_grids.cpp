@@ -95,12 +95,13 @@ std::size_t capacity_bytes(const V& v) {
   return v.capacity() * sizeof(typename V::value_type);
 }
 
-// Grows a vector's capacity by 1.25x (not 2x) to bound the slack of the big
-// arrays; amortized O(1) still.
+// Grows a vector's capacity by 1.125x (not 2x) to bound the slack of the big
+// arrays (pool, slots) to 12.5%; amortized O(1) still (each element is copied
+// at most 8 times on average).
 template <class V>
 void reserve_for(V& v, std::size_t needed) {
   if (needed <= v.capacity()) return;
-  std::size_t c = v.capacity() + v.capacity() / 4 + 16;
+  std::size_t c = v.capacity() + v.capacity() / 8 + 16;
   v.reserve(std::max(c, needed));
 }
 
@@ -176,17 +177,24 @@ struct hash_grids_state {
 #endif
     }
   };
-  // Where an object is. place: a grid id, kPlaceList, kPlaceApart or
-  // kPlaceFree. at: the entry's index in its grid's pool (so a move that keeps
+  // Where an object is, in 12 bytes. tag: the generation (24 bits, 1..2^24-1,
+  // wrapping) above the place (8 bits: a grid id, kPlaceList, kPlaceApart or
+  // kPlaceFree). at: the entry's index in its grid's pool (so a move that keeps
   // the cell writes the box without any lookup), its position in the list or
   // apart vector, or the next free slot. cell: the cell code (grid objects).
   struct slot {
-    std::uint32_t generation;
+    std::uint32_t tag;
     std::uint32_t cell;
     std::uint32_t at;
-    std::uint32_t where;
-    std::uint32_t place() const { return where; }
+    std::uint32_t place() const { return tag & 0xFFu; }
+    std::uint32_t generation() const { return tag >> 8; }
+    void set_place(std::uint32_t p) { tag = (tag & ~0xFFu) | p; }
+    void next_generation() {
+      const std::uint32_t g = generation() + 1 == (1u << 24) ? 1 : generation() + 1;
+      tag = g << 8 | place();
+    }
   };
+  static_assert(sizeof(slot) == 12, "a slot is 12 bytes");
   struct occupied_cell {
     std::uint32_t cell;   // code
     std::uint32_t block;  // first entry in pool
@@ -417,6 +425,7 @@ struct hash_grids_state {
     std::uint32_t& ref = cell_ref(g, code);
     if (ref == 0) {
       const std::uint32_t block = alloc_block(g, base_class);
+      reserve_for(g.occupied, g.occupied.size() + 1);
       g.occupied.push_back({code, block, 0, static_cast<std::uint32_t>(base_class)});
       ref = static_cast<std::uint32_t>(g.occupied.size());
       ++g.brick_fill[g.dir[code >> kLocalBits] - 1];
@@ -431,7 +440,7 @@ struct hash_grids_state {
     slot& s = slots[e.id.index];
     s.cell = code;
     s.at = oc.block + oc.count;
-    s.where = gid;
+    s.set_place(gid);
     ++oc.count;
     ++g.objects;
   }
@@ -461,9 +470,9 @@ struct hash_grids_state {
         cell_ref(g, g.occupied[oi].cell) = oi + 1;
       }
       g.occupied.pop_back();
-    } else if (static_cast<int>(oc.klass) > base_class && oc.klass >= 2 &&
-               oc.count <= class_capacity(static_cast<int>(oc.klass) - 2)) {
-      relocate(g, oc, static_cast<int>(oc.klass) - 1);
+    } else if (static_cast<int>(oc.klass) > base_class &&
+               2 * oc.count <= class_capacity(static_cast<int>(oc.klass))) {
+      relocate(g, oc, std::max(base_class, class_for(oc.count)));  // at most half full: best fit
     }
   }
 
@@ -505,7 +514,7 @@ struct hash_grids_state {
   // ---- slots -------------------------------------------------------------------
   bool live(handle h) const {
     return h.generation != 0 && h.index < slots.size() && slots[h.index].place() != kPlaceFree &&
-           slots[h.index].generation == h.generation;
+           slots[h.index].generation() == h.generation;
   }
 
   handle new_slot() {
@@ -516,16 +525,27 @@ struct hash_grids_state {
     } else {
       if (slots.size() >= npos - 1) throw error(errc::capacity, "hhg: too many objects (2^32 - 1)");
       reserve_for(slots, slots.size() + 1);
-      slots.push_back({1, 0, npos, kPlaceFree});
+      slots.push_back({1u << 8 | kPlaceFree, 0, npos});
       index = static_cast<std::uint32_t>(slots.size() - 1);
     }
-    return {index, slots[index].generation};
+    return {index, slots[index].generation()};
+  }
+
+  // Undoes new_slot exactly (same generation for the next insert), for an
+  // insert that failed.
+  void unnew_slot(std::uint32_t index, bool pushed) {
+    if (pushed) {
+      slots.pop_back();
+    } else {
+      slots[index].at = free_head;
+      free_head = index;
+    }
   }
 
   void release_slot(std::uint32_t index) {
     slot& s = slots[index];
-    s.generation = s.generation + 1 == 0 ? 1 : s.generation + 1;
-    s.where = kPlaceFree;
+    s.next_generation();
+    s.set_place(kPlaceFree);
     s.at = free_head;
     free_head = index;
   }
@@ -535,7 +555,7 @@ struct hash_grids_state {
     v.push_back(e);
     slot& s = slots[e.id.index];
     s.at = static_cast<std::uint32_t>(v.size() - 1);
-    s.where = place;
+    s.set_place(place);
   }
 
   void erase_list(std::vector<entry>& v, std::uint32_t pos) {
@@ -836,7 +856,7 @@ void hash_grids_state<D, T>::validate() const {
         }
       }
     }
-    if (e->id.index != i || e->id.generation != s.generation) broken("entry does not point back to its slot");
+    if (e->id.index != i || e->id.generation != s.generation()) broken("entry does not point back to its slot");
     if (!is_bounded(e->box()) && s.place() != kPlaceApart) broken("unbounded object outside the apart list");
     if (s.place() == kPlaceList && active) broken("all-pairs list used after activation");
   }
@@ -948,11 +968,12 @@ handle hash_grids<D, T>::insert(const box_type& b) {
   auto& s = *s_;
   using state = detail::hash_grids_state<D, T>;
   if (s.count + 1 > (std::size_t{1} << 32) - 2) throw error(errc::capacity, "hhg: too many objects");
+  const std::size_t slot_count = s.slots.size();
   const handle h = s.new_slot();
   try {
     s.place(state::entry::make(b, h));
   } catch (...) {
-    s.release_slot(h.index);
+    s.unnew_slot(h.index, s.slots.size() != slot_count);
     throw;
   }
   ++s.count;

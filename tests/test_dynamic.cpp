@@ -2,7 +2,9 @@
 // moves, jumps, resizes across grid levels, to and from infinity, far away and
 // back), remove and clear, for several configurations; validate() after every
 // operation. Plus handle semantics, clear(), copies and moves.
+#include <atomic>
 #include <optional>
+#include <thread>
 
 #include "support.hpp"
 
@@ -251,6 +253,63 @@ TYPED_TEST(GridSemantics, MovesTransferAndMovedFromIsAssignable) {
   EXPECT_EQ(b.size(), 0u);
   b.insert(cube<D, T>(0, 1));
   EXPECT_EQ(b.size(), 1u);
+}
+
+// A copy taken while a rebuild is pending (rebuild strategy, moves not yet
+// applied) detects the same pairs as the original.
+TYPED_TEST(GridSemantics, CopyWithPendingRebuild) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  config c;
+  c.strategy = hhg::update_strategy::rebuild;
+  mirror<TypeParam> m(c);
+  const auto boxes = hhg::scenes::make_zoo_scene<D, T>(hhg::scenes::zoo::varied12, 400, 14);
+  for (const auto& b : boxes) m.insert(b);
+  ASSERT_TRUE(m.check());
+  for (std::size_t i = 0; i < boxes.size(); ++i) m.move(i, boxes[(i + 1) % boxes.size()]);
+  TypeParam copy(m.subject());
+  std::vector<handle_pair> from_copy;
+  copy.find_pairs(from_copy);
+  hhg::canonicalize(from_copy);
+  EXPECT_EQ(from_copy, m.expected());
+  ASSERT_TRUE(m.check());
+}
+
+// Const member functions may run concurrently (hash_grids.hpp).
+TYPED_TEST(GridSemantics, ConstFunctionsConcurrently) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  for (const auto strategy : {hhg::update_strategy::incremental, hhg::update_strategy::rebuild}) {
+    config c;
+    c.strategy = strategy;
+    TypeParam m(c);
+    std::vector<handle> hs;
+    const auto boxes = hhg::scenes::make_zoo_scene<D, T>(hhg::scenes::zoo::mixed, 2000, 15);
+    for (const auto& b : boxes) hs.push_back(m.insert(b));
+    for (std::size_t i = 0; i < hs.size(); i += 2) m.move(hs[i], boxes[(i + 7) % boxes.size()]);
+    const TypeParam& view = m;
+    const std::size_t expected_bytes = view.stats().bytes;
+    std::atomic<int> failures{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        for (int round = 0; round < 3; ++round) {
+          try {
+            view.validate();
+          } catch (...) {
+            ++failures;
+          }
+          if (view.stats().bytes != expected_bytes || view.size() != hs.size()) ++failures;
+          for (std::size_t i = static_cast<std::size_t>(t); i < hs.size(); i += 4) {
+            const auto want = i % 2 == 0 ? boxes[(i + 7) % boxes.size()] : boxes[i];
+            if (!view.contains(hs[i]) || !(view.get(hs[i]) == want)) ++failures;
+          }
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(failures.load(), 0);
+  }
 }
 
 TYPED_TEST(GridSemantics, FindPairsReusesOutputAndClearsIt) {

@@ -254,6 +254,15 @@ TYPED_TEST(Thesis, ElongatedUnevenDomain) {
   run_thesis<TypeParam>(p, {}, 6);
 }
 
+TYPED_TEST(Thesis, UnevenDomain) {
+  thesis_params p;
+  p.n = 3000;
+  p.size_max = 12;
+  p.domain_aspect = 1024;
+  p.seed = 9;
+  run_thesis<TypeParam>(p, {}, 6);
+}
+
 TYPED_TEST(Thesis, HighCoherence) {
   thesis_params p;
   p.n = 3000;
