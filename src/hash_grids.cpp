@@ -124,6 +124,13 @@ struct hash_grids_state {
     handle id;
     T min(int i) const { return p[D + i]; }
     T max(int i) const { return -p[i]; }
+    // Grid entries keep, in the top 8 bits of id.generation (generations are
+    // 24-bit), which axes the box reaches into the next cell on: bit i set
+    // when floor(max_i / cell) != floor(min_i / cell). Detection skips a
+    // neighbour cell that no object can reach (see detect_grid).
+    std::uint32_t reach() const { return id.generation >> 24; }
+    void set_reach(std::uint32_t r) { id.generation = (id.generation & 0xFFFFFFu) | r << 24; }
+    handle user_handle() const { return {id.index, id.generation & 0xFFFFFFu}; }
     box_t box() const {
       box_t b;
       for (int i = 0; i < D; ++i) {
@@ -254,7 +261,8 @@ struct hash_grids_state {
       edge = std::max(edge, hi - lo);
       mag = std::max(mag, std::max(std::fabs(lo), std::fabs(hi)));
     }
-    const double eff = std::max(edge, std::ldexp(mag, -q)) * (1.0 + 0x1p-9);
+    constexpr double scale = 1.0 / static_cast<double>(std::uint64_t{1} << q);  // 2^-q, exact
+    const double eff = std::max(edge, mag * scale) * (1.0 + 0x1p-9);
     if (!(eff <= 0x1p900)) return std::numeric_limits<double>::infinity();
     return eff;
   }
@@ -307,6 +315,16 @@ struct hash_grids_state {
     std::array<std::uint32_t, D> c{};
     for (int i = 0; i < D; ++i) c[i] = coord(g, i, e.min(i));
     return encode(g, c);
+  }
+  // The reach bits of a box in grid g (see entry::reach).
+  static std::uint32_t reach_of(const grid& g, const box_t& b) {
+    std::uint32_t r = 0;
+    for (int i = 0; i < D; ++i) {
+      const bool out = floor_to_int(static_cast<double>(b.max[i]) * g.inv) !=
+                       floor_to_int(static_cast<double>(b.min[i]) * g.inv);
+      r |= static_cast<std::uint32_t>(out) << i;
+    }
+    return r;
   }
 
   // occupied index + 1, or 0
@@ -393,8 +411,10 @@ struct hash_grids_state {
 
   void relocate(grid& g, occupied_cell& oc, int k) {
     const std::uint32_t nb = alloc_block(g, k);
-    std::copy_n(g.pool.begin() + oc.block, oc.count, g.pool.begin() + nb);
-    for (std::uint32_t j = 0; j < oc.count; ++j) slots[g.pool[nb + j].id.index].at = nb + j;
+    for (std::uint32_t j = 0; j < oc.count; ++j) {  // a few entries: a loop beats a memmove call
+      g.pool[nb + j] = g.pool[oc.block + j];
+      slots[g.pool[nb + j].id.index].at = nb + j;
+    }
     free_block(g, oc.block, static_cast<int>(oc.klass));
     oc.block = nb;
     oc.klass = static_cast<std::uint32_t>(k);
@@ -437,6 +457,7 @@ struct hash_grids_state {
       relocate(g, oc, static_cast<int>(oc.klass) + 1);
     }
     g.pool[oc.block + oc.count] = e;
+    g.pool[oc.block + oc.count].set_reach(reach_of(g, e.box()));
     slot& s = slots[e.id.index];
     s.cell = code;
     s.at = oc.block + oc.count;
@@ -661,7 +682,7 @@ struct hash_grids_state {
     box_tests += n;
     const query qa(a);
     for (std::uint32_t j = 0; j < n; ++j) {
-      if (qa.hits(first[j])) [[unlikely]] sink(a.id, first[j].id);
+      if (qa.hits(first[j])) [[unlikely]] sink(a.user_handle(), first[j].user_handle());
     }
   }
 
@@ -710,18 +731,47 @@ struct hash_grids_state {
       for (std::uint32_t i = 0; i < n; ++i) own[i] = query(cell[i]);
       const auto c = decode(g, oc.cell);
       // forward half of the neighbourhood: dz > 0, or dz == 0 and dy > 0, or dz == dy == 0 and dx > 0
-      auto visit = [&](std::uint32_t code) __attribute__((always_inline)) {
+      // Reach filter: an object b of the neighbour at offset d can overlap an
+      // object a of this cell only if a reaches into the next cell on every
+      // axis where d = +1 and b does on every axis where d = -1 (both boxes
+      // are smaller than a cell, and cells are computed monotonically from
+      // the coordinates). eligible[m]: the objects of this cell whose reach
+      // includes the axes m (bit i set for object i; cells of more than 64
+      // objects skip the filter).
+      std::array<std::uint64_t, 1u << D> eligible{};
+      const bool filter = n <= 64;
+      if (filter) {
+        for (std::uint32_t i = 0; i < n; ++i) {
+          const std::uint32_t f = cell[i].reach();
+          for (std::uint32_t m = 0; m < (1u << D); ++m)
+            if ((f & m) == m) eligible[m] |= std::uint64_t{1} << i;
+        }
+      }
+      const query* qs = own.data();
+      auto visit = [&](std::uint32_t code, std::uint32_t need_own, std::uint32_t need_nb)
+                       __attribute__((always_inline)) {
+        if (filter && eligible[need_own] == 0) return;
         const std::uint32_t r = lookup(g, code);
         if (r == 0) return;
         const occupied_cell& nb = g.occupied[r - 1];
         ++cells_visited;
-        box_tests += std::uint64_t{n} * nb.count;
         const entry* other = pool + nb.block;
-        const query* qs = own.data();
         for (std::uint32_t j = 0; j < nb.count; ++j) {
           const entry& b = other[j];
-          for (std::uint32_t i = 0; i < n; ++i)
-            if (qs[i].hits(b)) [[unlikely]] sink(cell[i].id, b.id);
+          if ((b.reach() & need_nb) != need_nb) continue;
+          if (filter) {
+            std::uint64_t bits = eligible[need_own];
+            while (bits != 0) {
+              const int i = std::countr_zero(bits);
+              bits &= bits - 1;
+              ++box_tests;
+              if (qs[i].hits(b)) [[unlikely]] sink(cell[i].user_handle(), b.user_handle());
+            }
+          } else {
+            box_tests += n;
+            for (std::uint32_t i = 0; i < n; ++i)
+              if (qs[i].hits(b)) [[unlikely]] sink(cell[i].user_handle(), b.user_handle());
+          }
         }
       };
       // A code is a sum of independent per-axis terms (disjoint bit fields),
@@ -730,22 +780,27 @@ struct hash_grids_state {
                           x2 = axis_term(g, 0, c[0] + 1);
       const std::uint32_t y0 = axis_term(g, 1, c[1] - 1), y1 = axis_term(g, 1, c[1]),
                           y2 = axis_term(g, 1, c[1] + 1);
+      constexpr std::uint32_t X = 1, Y = 2, Z = 4;  // reach bits: (offset, own needs, neighbour needs)
       if constexpr (D == 2) {
-        visit(x2 + y1);
-        visit(x0 + y2);
-        visit(x1 + y2);
-        visit(x2 + y2);
+        visit(x2 + y1, X, 0);
+        visit(x0 + y2, Y, X);
+        visit(x1 + y2, Y, 0);
+        visit(x2 + y2, X | Y, 0);
       } else {
         const std::uint32_t z1 = axis_term(g, 2, c[2]), z2 = axis_term(g, 2, c[2] + 1);
-        visit(x2 + y1 + z1);
-        visit(x0 + y2 + z1);
-        visit(x1 + y2 + z1);
-        visit(x2 + y2 + z1);
-        for (const std::uint32_t y : {y0, y1, y2}) {
-          visit(x0 + y + z2);
-          visit(x1 + y + z2);
-          visit(x2 + y + z2);
-        }
+        visit(x2 + y1 + z1, X, 0);
+        visit(x0 + y2 + z1, Y, X);
+        visit(x1 + y2 + z1, Y, 0);
+        visit(x2 + y2 + z1, X | Y, 0);
+        visit(x0 + y0 + z2, Z, X | Y);
+        visit(x1 + y0 + z2, Z, Y);
+        visit(x2 + y0 + z2, Z | X, Y);
+        visit(x0 + y1 + z2, Z, X);
+        visit(x1 + y1 + z2, Z, 0);
+        visit(x2 + y1 + z2, Z | X, 0);
+        visit(x0 + y2 + z2, Z | Y, X);
+        visit(x1 + y2 + z2, Z | Y, 0);
+        visit(x2 + y2 + z2, Z | X | Y, 0);
       }
       // every coarser grid
       for (std::size_t lj = li + 1; lj < live_levels.size(); ++lj) {
@@ -775,7 +830,7 @@ struct hash_grids_state {
       box_tests += nb.count;
       const entry* other = h.pool.data() + nb.block;
       for (std::uint32_t j = 0; j < nb.count; ++j)
-        if (qa.hits(other[j])) [[unlikely]] sink(a.id, other[j].id);
+        if (qa.hits(other[j])) [[unlikely]] sink(a.user_handle(), other[j].user_handle());
     };
     if constexpr (D == 2) {
       for (std::int64_t y = lo[1]; y <= hi[1]; ++y) {
@@ -847,6 +902,7 @@ void hash_grids_state<D, T>::validate() const {
       e = &g.pool[s.at];
       if (!rebuild_pending) {
         if (cell_of(g, *e) != s.cell) broken("object " + std::to_string(i) + " is not in the cell of its box");
+        if (e->reach() != reach_of(g, e->box())) broken("object " + std::to_string(i) + " has stale reach bits");
         const double eff = effective_size(e->box());
         if (!(eff < g.cell_size)) broken("object " + std::to_string(i) + " is larger than its grid's cells");
         if (!fits(g, eff)) {
@@ -856,7 +912,8 @@ void hash_grids_state<D, T>::validate() const {
         }
       }
     }
-    if (e->id.index != i || e->id.generation != s.generation()) broken("entry does not point back to its slot");
+    if (e->id.index != i || e->user_handle().generation != s.generation())
+      broken("entry does not point back to its slot");
     if (!is_bounded(e->box()) && s.place() != kPlaceApart) broken("unbounded object outside the apart list");
     if (s.place() == kPlaceList && active) broken("all-pairs list used after activation");
   }
@@ -1010,7 +1067,9 @@ void hash_grids<D, T>::move(handle h, const box_type& b) {
       if (s.fits(g, eff)) {
         const std::uint32_t code = state::cell_of(g, b);
         if (code == sl.cell) {  // Algorithm 2: same cell, nothing moves
-          g.pool[sl.at].set(b);
+          auto& e = g.pool[sl.at];
+          e.set(b);
+          e.set_reach(state::reach_of(g, b));
           return;
         }
         s.remove_from_grid(place, sl.cell, sl.at);

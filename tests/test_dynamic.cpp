@@ -275,6 +275,34 @@ TYPED_TEST(GridSemantics, CopyWithPendingRebuild) {
   ASSERT_TRUE(m.check());
 }
 
+// hash_grids keeps 24-bit generations (handle.hpp): reusing one slot 2^24 times
+// wraps the generation, which must skip 0 (the null handle) and keep stale
+// handles of the previous cycle rejected.
+TYPED_TEST(GridSemantics, GenerationWrapSkipsNull) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  if (D != 2 || !std::is_same_v<T, float>) GTEST_SKIP() << "one type is enough (2^24 cycles)";
+  TypeParam m;
+  const auto b = cube<D, T>(0, 1);
+  const handle first = m.insert(b);
+  handle h = first;
+  handle previous{};
+  bool null_seen = false, index_changed = false;
+  for (std::uint32_t i = 0; i < (1u << 24) + 2; ++i) {
+    m.remove(h);
+    previous = h;
+    h = m.insert(b);
+    null_seen = null_seen || !h;
+    index_changed = index_changed || h.index != first.index;
+  }
+  EXPECT_FALSE(null_seen) << "a generation wrapped to 0";
+  EXPECT_FALSE(index_changed);
+  EXPECT_TRUE(m.contains(h));
+  EXPECT_FALSE(m.contains(previous));
+  EXPECT_THROW(m.remove(previous), hhg::error);
+  EXPECT_EQ(m.size(), 1u);
+}
+
 // Const member functions may run concurrently (hash_grids.hpp).
 TYPED_TEST(GridSemantics, ConstFunctionsConcurrently) {
   constexpr int D = TypeParam::dimension;

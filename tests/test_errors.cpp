@@ -198,6 +198,11 @@ void run_bad_input(std::size_t n, const config& c) {
 
   const handle wrong_generation{live.index, live.generation + 1};
   s.expect_error(errc::invalid_handle, "handle with a wrong generation", [&](M& m) { m.remove(wrong_generation); });
+  for (const std::uint32_t high : {1u << 24, 1u << 31, 0xFF000000u}) {
+    const handle high_bits{live.index, live.generation + high};
+    s.expect_error(errc::invalid_handle, "generation differing only above bit 24",
+                   [&](M& m) { m.remove(high_bits); });
+  }
   const handle out_of_range{static_cast<std::uint32_t>(s.handles().size() + 1000), 1};
   s.expect_error(errc::invalid_handle, "handle index out of range", [&](M& m) { m.remove(out_of_range); });
   s.expect_error(errc::invalid_handle, "move with index out of range", [&](M& m) { m.move(out_of_range, good); });
