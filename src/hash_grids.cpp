@@ -262,8 +262,12 @@ struct hash_grids_state {
       mag = std::max(mag, std::max(std::fabs(lo), std::fabs(hi)));
     }
     constexpr double scale = 1.0 / static_cast<double>(std::uint64_t{1} << q);  // 2^-q, exact
-    const double eff = std::max(edge, mag * scale) * (1.0 + 0x1p-9);
+    double eff = std::max(edge, mag * scale) * (1.0 + 0x1p-9);
     if (!(eff <= 0x1p900)) return std::numeric_limits<double>::infinity();
+    // A floor for tiny (subnormal) sizes: a cell below 2^-900 would make the
+    // inverse cell size overflow to +inf and every cell index undefined. Only
+    // the exact all-zero box keeps eff 0 (it fits any grid).
+    if (eff > 0 && eff < 0x1p-900) eff = 0x1p-900;
     return eff;
   }
 
