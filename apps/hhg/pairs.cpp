@@ -15,9 +15,8 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "hhg/brute_force.hpp"
-#include "hhg/hash_grids.hpp"
 #include "io.hpp"
+#include "methods.hpp"
 #include "parse.hpp"
 
 namespace hhg::cli {
@@ -89,13 +88,10 @@ template <int D>
 int run_pairs(line_reader& in, const std::string& method) {
   const std::vector<box<D, double>> boxes = read_boxes<D>(in);
   std::vector<std::uint64_t> keys;
-  if (method == "brute") {
-    brute_force<D, double> m;
+  with_method<D>(method, [&](auto type) {
+    typename decltype(type)::type m;
     keys = collect_pairs(m, boxes);
-  } else {
-    hash_grids<D, double> m;
-    keys = collect_pairs(m, boxes);
-  }
+  });
   output out(stdout);
   write_sorted(keys, boxes.size(), out);
   out.flush();
@@ -106,8 +102,7 @@ int run_pairs(line_reader& in, const std::string& method) {
 
 CLI::App* add_pairs_command(CLI::App& app, pairs_options& o) {
   CLI::App* sub = app.add_subcommand("pairs", "Print every overlapping pair of a list of boxes");
-  sub->add_option("--method", o.method, "hhg: hierarchical hash grid (default); brute: all-pairs check")
-      ->check(CLI::IsMember({"hhg", "brute"}));
+  sub->add_option("--method", o.method, method_help())->check(CLI::IsMember(method_names()));
   sub->add_option("--dim", o.dim, "Dimension, 2 or 3 (default: the '# dim N' first line, else 3)")
       ->check(CLI::IsMember({2, 3}));
   sub->add_option("file", o.file, "Input file; standard input when absent or '-'");

@@ -16,10 +16,9 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "hhg/brute_force.hpp"
 #include "hhg/error.hpp"
-#include "hhg/hash_grids.hpp"
 #include "io.hpp"
+#include "methods.hpp"
 #include "parse.hpp"
 
 namespace hhg::cli {
@@ -134,7 +133,7 @@ int run_replay(line_reader& in) {
 
 template <int D>
 int run_replay(line_reader& in, const std::string& method) {
-  return method == "brute" ? run_replay<brute_force<D, double>>(in) : run_replay<hash_grids<D, double>>(in);
+  return with_method<D>(method, [&](auto type) { return run_replay<typename decltype(type)::type>(in); });
 }
 
 }  // namespace
@@ -142,8 +141,7 @@ int run_replay(line_reader& in, const std::string& method) {
 CLI::App* add_replay_command(CLI::App& app, replay_options& o) {
   CLI::App* sub = app.add_subcommand(
       "replay", "Run an operation log (add, move, remove, pairs) against the dynamic structure");
-  sub->add_option("--method", o.method, "hhg: hierarchical hash grid (default); brute: all-pairs check")
-      ->check(CLI::IsMember({"hhg", "brute"}));
+  sub->add_option("--method", o.method, method_help())->check(CLI::IsMember(method_names()));
   sub->add_option("--dim", o.dim, "Dimension, 2 or 3 (default: the '# dim N' first line, else 3)")
       ->check(CLI::IsMember({2, 3}));
   sub->add_option("file", o.file, "Operation log; standard input when absent or '-'");

@@ -39,6 +39,8 @@ class hash_grids {
   using box_type = box<D, T>;
   static constexpr int dimension = D;
   using scalar = T;
+  /// The method's name in `hhg pairs --method`, the benchmark and test names.
+  static constexpr const char* method_name = "hhg";
 
   /// Throws hhg::error(errc::bad_config) if `c` is out of range.
   explicit hash_grids(const config& c = {});
@@ -101,6 +103,10 @@ class hash_grids {
   /// Grids, objects, occupied cells, memory, and the counters of the last
   /// detection. O(number of grids).
   statistics stats() const;
+  /// Box tests done by the last detection (stats().box_tests).
+  std::uint64_t box_tests() const { return stats().box_tests; }
+  /// Bytes of capacity held (stats().bytes).
+  std::size_t bytes() const { return stats().bytes; }
 
   /// Checks every invariant of the data structure (each object in exactly one
   /// cell of the right grid, occupied-cell lists exact, handle table
