@@ -1,0 +1,853 @@
+// Internal header (not installed): the state of hhg::hash_grids, shared by
+// the translation units that implement it (hash_grids.cpp: update and
+// detection; hash_grids_queries.cpp: queries). See hash_grids.cpp for the
+// implementation notes.
+#pragma once
+#include "hhg/hash_grids.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "hhg/detail/checks.hpp"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace hhg {
+namespace detail {
+
+namespace hg {
+
+constexpr std::uint32_t npos = std::numeric_limits<std::uint32_t>::max();
+constexpr std::uint32_t kPlaceList = 251;
+constexpr std::uint32_t kPlaceApart = 252;
+constexpr std::uint32_t kPlaceFree = 255;
+constexpr std::uint32_t kMaxGrids = 250;
+constexpr int kClasses = 52;
+
+// Block capacities: 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, ...
+constexpr std::uint32_t class_capacity(int k) {
+  if (k == 0) return 1;
+  if (k % 2 == 1) return 1u << ((k + 1) / 2);
+  return 3u << ((k - 2) / 2);
+}
+static_assert(class_capacity(1) == 2 && class_capacity(2) == 3 && class_capacity(3) == 4 &&
+                  class_capacity(4) == 6 && class_capacity(5) == 8 && class_capacity(6) == 12,
+              "block classes grow by factors 1.33..1.5");
+static_assert(class_capacity(kClasses - 1) >= (1u << 26), "the largest block holds a crowded cell");
+
+inline int class_for(std::uint32_t n) {
+  int k = 0;
+  while (class_capacity(k) < n) ++k;
+  return k;
+}
+
+inline std::int64_t floor_to_int(double t) {
+  const auto k = static_cast<std::int64_t>(t);
+  return k - (t < static_cast<double>(k) ? 1 : 0);
+}
+
+template <class V>
+inline std::size_t capacity_bytes(const V& v) {
+  return v.capacity() * sizeof(typename V::value_type);
+}
+
+// Grows a vector's capacity by 1.125x (not 2x) to bound the slack of the big
+// arrays (pool, slots) to 12.5%; amortized O(1) still (each element is copied
+// at most 8 times on average).
+template <class V>
+inline void reserve_for(V& v, std::size_t needed) {
+  if (needed <= v.capacity()) return;
+  std::size_t c = v.capacity() + v.capacity() / 8 + 16;
+  v.reserve(std::max(c, needed));
+}
+
+}  // namespace hg
+using namespace hg;  // NOLINT: the constants and helpers above are used unqualified
+
+template <int D, class T>
+struct hash_grids_state {
+  using box_t = box<D, T>;
+  static constexpr std::uint32_t kLocalBits = 2 * D;
+  static constexpr std::uint32_t kBrickCells = 1u << kLocalBits;
+  static constexpr std::uint32_t kLocalMask = kBrickCells - 1;
+  static constexpr int q = std::is_same_v<T, float> ? 22 : 40;
+
+  // A stored object. The box is kept as p = (-max_0..-max_{D-1}, min_0..min_{D-1}):
+  // with q = (-min, max) of another object, the closed overlap test is the
+  // single element-wise comparison p <= q over 2D lanes (see query), which
+  // SIMD does in a few instructions. Negation is exact, so the test is exact.
+  struct entry {
+    std::array<T, 2 * D> p;
+    handle id;
+    T min(int i) const { return p[D + i]; }
+    T max(int i) const { return -p[i]; }
+    // Grid entries keep, in the top 8 bits of id.generation (generations are
+    // 24-bit), which axes the box reaches into the next cell on: bit i set
+    // when floor(max_i / cell) != floor(min_i / cell). Detection skips a
+    // neighbour cell that no object can reach (see detect_grid).
+    std::uint32_t reach() const { return id.generation >> 24; }
+    void set_reach(std::uint32_t r) { id.generation = (id.generation & 0xFFFFFFu) | r << 24; }
+    handle user_handle() const { return {id.index, id.generation & 0xFFFFFFu}; }
+    box_t box() const {
+      box_t b;
+      for (int i = 0; i < D; ++i) {
+        b.min[i] = min(i);
+        b.max[i] = max(i);
+      }
+      return b;
+    }
+    void set(const box_t& b) {
+      for (int i = 0; i < D; ++i) {
+        p[i] = -b.max[i];
+        p[D + i] = b.min[i];
+      }
+    }
+    static entry make(const box_t& b, handle h) {
+      entry e;
+      e.set(b);
+      e.id = h;
+      return e;
+    }
+  };
+
+  // One object's side of the overlap test, prepared once and compared with
+  // many stored entries.
+  struct query {
+    alignas(16) std::array<T, 2 * D> q;
+    explicit query(const entry& a) {
+      for (int i = 0; i < D; ++i) {
+        q[i] = -a.p[D + i];  // -min
+        q[D + i] = -a.p[i];  // max
+      }
+    }
+    bool hits(const entry& b) const {
+#if defined(__SSE2__)
+      if constexpr (std::is_same_v<T, double>) {
+        __m128d r = _mm_cmple_pd(_mm_loadu_pd(b.p.data()), _mm_load_pd(q.data()));
+        r = _mm_and_pd(r, _mm_cmple_pd(_mm_loadu_pd(b.p.data() + 2), _mm_load_pd(q.data() + 2)));
+        if constexpr (D == 3) r = _mm_and_pd(r, _mm_cmple_pd(_mm_loadu_pd(b.p.data() + 4), _mm_load_pd(q.data() + 4)));
+        return _mm_movemask_pd(r) == 3;
+      } else if constexpr (D == 2) {
+        return _mm_movemask_ps(_mm_cmple_ps(_mm_loadu_ps(b.p.data()), _mm_load_ps(q.data()))) == 15;
+      } else {  // 6 floats: lanes 0-3 and 2-5
+        const __m128 r0 = _mm_cmple_ps(_mm_loadu_ps(b.p.data()), _mm_loadu_ps(q.data()));
+        const __m128 r1 = _mm_cmple_ps(_mm_loadu_ps(b.p.data() + 2), _mm_loadu_ps(q.data() + 2));
+        return _mm_movemask_ps(_mm_and_ps(r0, r1)) == 15;
+      }
+#else
+      bool r = true;
+      for (int k = 0; k < 2 * D; ++k) r &= b.p[k] <= q[k];
+      return r;
+#endif
+    }
+  };
+  // Where an object is, in 12 bytes. tag: the generation (24 bits, 1..2^24-1,
+  // wrapping) above the place (8 bits: a grid id, kPlaceList, kPlaceApart or
+  // kPlaceFree). at: the entry's index in its grid's pool (so a move that keeps
+  // the cell writes the box without any lookup), its position in the list or
+  // apart vector, or the next free slot. cell: the cell code (grid objects).
+  struct slot {
+    std::uint32_t tag;
+    std::uint32_t cell;
+    std::uint32_t at;
+    std::uint32_t place() const { return tag & 0xFFu; }
+    std::uint32_t generation() const { return tag >> 8; }
+    void set_place(std::uint32_t p) { tag = (tag & ~0xFFu) | p; }
+    void next_generation() {
+      const std::uint32_t g = generation() + 1 == (1u << 24) ? 1 : generation() + 1;
+      tag = g << 8 | place();
+    }
+  };
+  static_assert(sizeof(slot) == 12, "a slot is 12 bytes");
+  struct occupied_cell {
+    std::uint32_t cell;   // code
+    std::uint32_t block;  // first entry in pool
+    std::uint32_t count;
+    std::uint32_t klass;  // block capacity class
+  };
+  struct grid {
+    double cell_size = 0;
+    double lower = 0;  // objects of effective size in [lower, cell_size) belong here
+    double inv = 0;
+    std::array<std::uint32_t, D> bits{};
+    std::array<std::uint32_t, D> mask{};
+    std::vector<std::uint32_t> dir;
+    std::vector<std::uint32_t> bricks;
+    std::vector<std::uint32_t> brick_fill;
+    std::vector<std::uint32_t> free_bricks;
+    std::vector<occupied_cell> occupied;
+    std::vector<entry> pool;
+    std::array<std::vector<std::uint32_t>, kClasses> free_blocks;
+    std::size_t objects = 0;
+
+    std::uint64_t cell_count() const {
+      std::uint32_t s = 0;
+      for (int i = 0; i < D; ++i) s += bits[i];
+      return std::uint64_t{1} << s;
+    }
+  };
+
+  config cfg;
+  std::vector<grid> grids;            // by id
+  std::vector<std::uint32_t> levels;  // grid ids, ascending cell size
+  std::vector<entry> list;
+  std::vector<entry> apart;
+  std::vector<slot> slots;
+  std::uint32_t free_head = npos;
+  std::size_t count = 0;
+  bool active = false;
+  bool rebuild_pending = false;
+  int base_class = 0;
+
+  std::vector<query> own;  // queries of the current cell's objects
+
+  // detection scratch and counters
+  std::vector<std::uint32_t> order, order_tmp;
+  std::vector<std::uint32_t> live_levels;
+  std::vector<entry> tmp;
+  std::uint64_t box_tests = 0, cells_visited = 0, pairs = 0;
+
+  explicit hash_grids_state(const config& c) : cfg(c), base_class(class_for(c.cell_capacity)) {}
+
+  // ---- geometry ---------------------------------------------------------------
+  // Returns +inf for objects that must be kept apart.
+  static double effective_size(const box_t& b) {
+    double edge = 0, mag = 0;
+    for (int i = 0; i < D; ++i) {
+      const double lo = b.min[i], hi = b.max[i];
+      edge = std::max(edge, hi - lo);
+      mag = std::max(mag, std::max(std::fabs(lo), std::fabs(hi)));
+    }
+    constexpr double scale = 1.0 / static_cast<double>(std::uint64_t{1} << q);  // 2^-q, exact
+    double eff = std::max(edge, mag * scale) * (1.0 + 0x1p-9);
+    if (!(eff <= 0x1p900)) return std::numeric_limits<double>::infinity();
+    // A floor for tiny (subnormal) sizes: a cell below 2^-900 would make the
+    // inverse cell size overflow to +inf and every cell index undefined. Only
+    // the exact all-zero box keeps eff 0 (it fits any grid).
+    if (eff > 0 && eff < 0x1p-900) eff = 0x1p-900;
+    return eff;
+  }
+
+  static std::uint32_t coord(const grid& g, int axis, T v) {
+    return static_cast<std::uint32_t>(floor_to_int(static_cast<double>(v) * g.inv)) & g.mask[axis];
+  }
+
+  static std::uint32_t encode(const grid& g, const std::array<std::uint32_t, D>& c) {
+    std::uint32_t brick = c[0] >> 2;
+    std::uint32_t local = c[0] & 3u;
+    std::uint32_t shift = g.bits[0] - 2;
+    brick |= (c[1] >> 2) << shift;
+    local |= (c[1] & 3u) << 2;
+    if constexpr (D == 3) {
+      shift += g.bits[1] - 2;
+      brick |= (c[2] >> 2) << shift;
+      local |= (c[2] & 3u) << 4;
+    }
+    return brick << kLocalBits | local;
+  }
+
+  // The part of a cell code contributed by coordinate v on one axis
+  // (v is reduced modulo the cells on that axis first).
+  static std::uint32_t axis_term(const grid& g, int axis, std::uint32_t v) {
+    v &= g.mask[axis];
+    std::uint32_t shift = kLocalBits;
+    for (int i = 0; i < axis; ++i) shift += g.bits[i] - 2;
+    return ((v >> 2) << shift) | ((v & 3u) << (2 * axis));
+  }
+
+  static std::array<std::uint32_t, D> decode(const grid& g, std::uint32_t code) {
+    std::array<std::uint32_t, D> c{};
+    const std::uint32_t local = code & kLocalMask;
+    std::uint32_t brick = code >> kLocalBits;
+    for (int i = 0; i < D; ++i) {
+      const std::uint32_t bb = g.bits[i] - 2;
+      c[i] = ((brick & ((1u << bb) - 1)) << 2) | ((local >> (2 * i)) & 3u);
+      brick >>= bb;
+    }
+    return c;
+  }
+
+  static std::uint32_t cell_of(const grid& g, const box_t& b) {
+    std::array<std::uint32_t, D> c{};
+    for (int i = 0; i < D; ++i) c[i] = coord(g, i, b.min[i]);
+    return encode(g, c);
+  }
+  static std::uint32_t cell_of(const grid& g, const entry& e) {
+    std::array<std::uint32_t, D> c{};
+    for (int i = 0; i < D; ++i) c[i] = coord(g, i, e.min(i));
+    return encode(g, c);
+  }
+  // The reach bits of a box in grid g (see entry::reach).
+  static std::uint32_t reach_of(const grid& g, const box_t& b) {
+    std::uint32_t r = 0;
+    for (int i = 0; i < D; ++i) {
+      const bool out = floor_to_int(static_cast<double>(b.max[i]) * g.inv) !=
+                       floor_to_int(static_cast<double>(b.min[i]) * g.inv);
+      r |= static_cast<std::uint32_t>(out) << i;
+    }
+    return r;
+  }
+
+  // occupied index + 1, or 0
+  static std::uint32_t lookup(const grid& g, std::uint32_t code) {
+    const std::uint32_t d = g.dir[code >> kLocalBits];
+    return d == 0 ? 0 : g.bricks[((d - 1) << kLocalBits) | (code & kLocalMask)];
+  }
+
+  // ---- grids --------------------------------------------------------------------
+  void init_grid(grid& g, double cell_size, double lower) {
+    g.cell_size = cell_size;
+    g.lower = lower;
+    g.inv = 1.0 / cell_size;
+    for (int i = 0; i < D; ++i) {
+      g.bits[i] = static_cast<std::uint32_t>(std::countr_zero(cfg.initial_cells[i]));
+      g.mask[i] = cfg.initial_cells[i] - 1;
+    }
+    g.dir.assign(static_cast<std::size_t>(g.cell_count() >> kLocalBits), 0);
+    g.occupied.reserve(cfg.occupied_cells_capacity);
+  }
+
+  std::uint32_t new_grid(double cell_size, double lower, std::size_t level_pos) {
+    if (grids.size() >= kMaxGrids)
+      throw error(errc::capacity, "hhg: more than 250 grid levels needed (sizes span too many decades "
+                                  "for this hierarchy factor)");
+    grids.emplace_back();
+    init_grid(grids.back(), cell_size, lower);
+    const auto id = static_cast<std::uint32_t>(grids.size() - 1);
+    levels.insert(levels.begin() + static_cast<std::ptrdiff_t>(level_pos), id);
+    return id;
+  }
+
+  // Algorithm 3: the grid for an object of effective size `eff`, created if
+  // needed. Each grid keeps the bounds [lower, cell_size) it was created with,
+  // so placement and the checks in move() and validate() agree exactly even
+  // when f is not a power of two. An all-zero box (eff 0) fits any grid.
+  std::uint32_t grid_for(double eff) {
+    const double f = cfg.hierarchy_factor;
+    if (levels.empty()) {
+      const double c = eff > 0 ? eff * std::sqrt(f) : 1.0;
+      return new_grid(c, c / f, 0);
+    }
+    if (eff <= 0) return levels.front();
+    for (std::size_t i = 0; i < levels.size(); ++i) {
+      const grid& g = grids[levels[i]];
+      if (eff < g.cell_size) {
+        if (eff >= g.lower) return levels[i];
+        double prev = g.lower, x = g.lower;
+        while (eff < x) {
+          prev = x;
+          x /= f;
+        }
+        return new_grid(prev, x, i);  // x <= eff < prev
+      }
+    }
+    double prev = grids[levels.back()].cell_size, x = prev;
+    while (eff >= x) {
+      prev = x;
+      x *= f;
+    }
+    return new_grid(x, prev, levels.size());  // prev <= eff < x
+  }
+
+  // true when an object of effective size eff belongs in grid g
+  static bool fits(const grid& g, double eff) { return eff < g.cell_size && (eff >= g.lower || eff <= 0); }
+
+  // ---- blocks ------------------------------------------------------------------
+  std::uint32_t alloc_block(grid& g, int k) {
+    auto& fl = g.free_blocks[k];
+    if (!fl.empty()) {
+      const std::uint32_t b = fl.back();
+      fl.pop_back();
+      return b;
+    }
+    const std::size_t start = g.pool.size();
+    const std::size_t need = start + class_capacity(k);
+    if (need > npos) throw error(errc::capacity, "hhg: a grid holds too many objects");
+    reserve_for(g.pool, need);
+    g.pool.resize(need);
+    return static_cast<std::uint32_t>(start);
+  }
+
+  void free_block(grid& g, std::uint32_t block, int k) { g.free_blocks[k].push_back(block); }
+
+  void relocate(grid& g, occupied_cell& oc, int k) {
+    const std::uint32_t nb = alloc_block(g, k);
+    for (std::uint32_t j = 0; j < oc.count; ++j) {  // a few entries: a loop beats a memmove call
+      g.pool[nb + j] = g.pool[oc.block + j];
+      slots[g.pool[nb + j].id.index].at = nb + j;
+    }
+    free_block(g, oc.block, static_cast<int>(oc.klass));
+    oc.block = nb;
+    oc.klass = static_cast<std::uint32_t>(k);
+  }
+
+  // ---- cells ---------------------------------------------------------------------
+  std::uint32_t& cell_ref(grid& g, std::uint32_t code) {
+    const std::uint32_t b = code >> kLocalBits;
+    if (g.dir[b] == 0) {
+      std::uint32_t id;
+      if (!g.free_bricks.empty()) {
+        id = g.free_bricks.back();
+        g.free_bricks.pop_back();
+      } else {
+        id = static_cast<std::uint32_t>(g.brick_fill.size());
+        g.brick_fill.push_back(0);
+        g.bricks.resize(g.bricks.size() + kBrickCells, 0);
+      }
+      g.dir[b] = id + 1;
+    }
+    return g.bricks[((g.dir[b] - 1) << kLocalBits) | (code & kLocalMask)];
+  }
+
+  // Adds entry e to grid gid (slot table updated). No growth check.
+  void add_to_grid(std::uint32_t gid, const entry& e) {
+    grid& g = grids[gid];
+    const std::uint32_t code = cell_of(g, e);
+    std::uint32_t& ref = cell_ref(g, code);
+    if (ref == 0) {
+      const std::uint32_t block = alloc_block(g, base_class);
+      reserve_for(g.occupied, g.occupied.size() + 1);
+      g.occupied.push_back({code, block, 0, static_cast<std::uint32_t>(base_class)});
+      ref = static_cast<std::uint32_t>(g.occupied.size());
+      ++g.brick_fill[g.dir[code >> kLocalBits] - 1];
+    }
+    occupied_cell& oc = g.occupied[ref - 1];
+    if (oc.count == class_capacity(static_cast<int>(oc.klass))) {
+      if (oc.klass + 1 >= static_cast<std::uint32_t>(kClasses))
+        throw error(errc::capacity, "hhg: too many objects in one cell");
+      relocate(g, oc, static_cast<int>(oc.klass) + 1);
+    }
+    g.pool[oc.block + oc.count] = e;
+    g.pool[oc.block + oc.count].set_reach(reach_of(g, e.box()));
+    slot& s = slots[e.id.index];
+    s.cell = code;
+    s.at = oc.block + oc.count;
+    s.set_place(gid);
+    ++oc.count;
+    ++g.objects;
+  }
+
+  void remove_from_grid(std::uint32_t gid, std::uint32_t code, std::uint32_t at) {
+    grid& g = grids[gid];
+    std::uint32_t& ref = cell_ref(g, code);
+    const std::uint32_t oi = ref - 1;
+    occupied_cell& oc = g.occupied[oi];
+    const std::uint32_t last = oc.block + oc.count - 1;
+    if (at != last) {
+      g.pool[at] = g.pool[last];
+      slots[g.pool[at].id.index].at = at;
+    }
+    --oc.count;
+    --g.objects;
+    if (oc.count == 0) {
+      free_block(g, oc.block, static_cast<int>(oc.klass));
+      ref = 0;
+      const std::uint32_t brick = g.dir[code >> kLocalBits] - 1;
+      if (--g.brick_fill[brick] == 0) {
+        g.dir[code >> kLocalBits] = 0;
+        g.free_bricks.push_back(brick);
+      }
+      if (oi + 1 != g.occupied.size()) {
+        g.occupied[oi] = g.occupied.back();
+        cell_ref(g, g.occupied[oi].cell) = oi + 1;
+      }
+      g.occupied.pop_back();
+    } else if (static_cast<int>(oc.klass) > base_class &&
+               2 * oc.count <= class_capacity(static_cast<int>(oc.klass))) {
+      relocate(g, oc, std::max(base_class, class_for(oc.count)));  // at most half full: best fit
+    }
+  }
+
+  void reset_grid(grid& g) {
+    g.dir.assign(static_cast<std::size_t>(g.cell_count() >> kLocalBits), 0);
+    g.bricks.clear();
+    g.brick_fill.clear();
+    g.free_bricks.clear();
+    g.occupied.clear();
+    g.pool.clear();
+    for (auto& fl : g.free_blocks) fl.clear();
+    g.objects = 0;
+  }
+
+  void gather(const grid& g, std::vector<entry>& out) const {
+    for (const occupied_cell& oc : g.occupied)
+      out.insert(out.end(), g.pool.begin() + oc.block, g.pool.begin() + oc.block + oc.count);
+  }
+
+  // Section 3.4: double the cells per axis when objects > cells / density.
+  void maybe_grow(std::uint32_t gid) {
+    grid& g = grids[gid];
+    const std::uint64_t cells = g.cell_count();
+    if (g.objects <= cells / cfg.minimal_grid_density) return;
+    std::uint32_t total = 0;
+    for (int i = 0; i < D; ++i) total += g.bits[i];
+    if (total + D > 31) return;  // codes are 32-bit: a grid stops growing at 2^31 cells
+    std::vector<entry> all;  // growth is rare: a local buffer keeps no memory afterwards
+    all.reserve(g.objects);
+    gather(g, all);
+    for (int i = 0; i < D; ++i) {
+      ++g.bits[i];
+      g.mask[i] = (1u << g.bits[i]) - 1;
+    }
+    reset_grid(g);
+    for (const entry& e : all) add_to_grid(gid, e);
+  }
+
+  // ---- slots -------------------------------------------------------------------
+  bool live(handle h) const {
+    return h.generation != 0 && h.index < slots.size() && slots[h.index].place() != kPlaceFree &&
+           slots[h.index].generation() == h.generation;
+  }
+
+  handle new_slot() {
+    std::uint32_t index;
+    if (free_head != npos) {
+      index = free_head;
+      free_head = slots[index].at;
+    } else {
+      if (slots.size() >= npos - 1) throw error(errc::capacity, "hhg: too many objects (2^32 - 1)");
+      reserve_for(slots, slots.size() + 1);
+      slots.push_back({1u << 8 | kPlaceFree, 0, npos});
+      index = static_cast<std::uint32_t>(slots.size() - 1);
+    }
+    return {index, slots[index].generation()};
+  }
+
+  // Undoes new_slot exactly (same generation for the next insert), for an
+  // insert that failed.
+  void unnew_slot(std::uint32_t index, bool pushed) {
+    if (pushed) {
+      slots.pop_back();
+    } else {
+      slots[index].at = free_head;
+      free_head = index;
+    }
+  }
+
+  void release_slot(std::uint32_t index) {
+    slot& s = slots[index];
+    s.next_generation();
+    s.set_place(kPlaceFree);
+    s.at = free_head;
+    free_head = index;
+  }
+
+  // ---- placing and unplacing objects ---------------------------------------------
+  void push_list(std::vector<entry>& v, std::uint32_t place, const entry& e) {
+    v.push_back(e);
+    slot& s = slots[e.id.index];
+    s.at = static_cast<std::uint32_t>(v.size() - 1);
+    s.set_place(place);
+  }
+
+  void erase_list(std::vector<entry>& v, std::uint32_t pos) {
+    if (pos + 1 != v.size()) {
+      v[pos] = v.back();
+      slots[v[pos].id.index].at = pos;
+    }
+    v.pop_back();
+  }
+
+  // Stores e where it belongs (grid, list or apart).
+  void place(const entry& e) {
+    const box_t b = e.box();
+    const double eff = effective_size(b);
+    if (!is_bounded(b) || std::isinf(eff)) {
+      push_list(apart, kPlaceApart, e);
+    } else if (!active) {
+      push_list(list, kPlaceList, e);
+    } else {
+      const std::uint32_t gid = grid_for(eff);
+      add_to_grid(gid, e);
+      maybe_grow(gid);
+    }
+  }
+
+  void unplace(std::uint32_t index) {
+    const slot s = slots[index];
+    switch (s.place()) {
+      case kPlaceList:
+        erase_list(list, s.at);
+        break;
+      case kPlaceApart:
+        erase_list(apart, s.at);
+        break;
+      default:
+        remove_from_grid(s.place(), s.cell, s.at);
+    }
+  }
+
+  entry& find(std::uint32_t index) {
+    const slot& s = slots[index];
+    switch (s.place()) {
+      case kPlaceList:
+        return list[s.at];
+      case kPlaceApart:
+        return apart[s.at];
+      default:
+        return grids[s.place()].pool[s.at];
+    }
+  }
+
+  void activate() {
+    active = true;
+    std::vector<entry> all;
+    all.swap(list);  // releases the list's memory
+    for (const entry& e : all) place(e);
+  }
+
+  // Rebuild strategy: clear every cell, reinsert every grid object.
+  void rebuild() {
+    tmp.clear();
+    for (grid& g : grids) {
+      gather(g, tmp);
+      reset_grid(g);
+    }
+    for (const entry& e : tmp) place(e);
+    rebuild_pending = false;
+  }
+
+  // ---- detection -----------------------------------------------------------------
+  void sort_occupied(const grid& g) {
+    const std::size_t n = g.occupied.size();
+    order.resize(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = static_cast<std::uint32_t>(i);
+    if (n < 64) {
+      std::sort(order.begin(), order.end(),
+                [&](std::uint32_t a, std::uint32_t b) { return g.occupied[a].cell < g.occupied[b].cell; });
+      return;
+    }
+    std::uint32_t total = 0;
+    for (int i = 0; i < D; ++i) total += g.bits[i];
+    order_tmp.resize(n);
+    constexpr int kDigit = 11;
+    for (std::uint32_t shift = 0; shift < total; shift += kDigit) {
+      std::uint32_t counts[1u << kDigit] = {};
+      for (std::size_t i = 0; i < n; ++i) ++counts[(g.occupied[order[i]].cell >> shift) & ((1u << kDigit) - 1)];
+      std::uint32_t sum = 0;
+      for (auto& c : counts) {
+        const std::uint32_t v = c;
+        c = sum;
+        sum += v;
+      }
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint32_t o = order[i];
+        order_tmp[counts[(g.occupied[o].cell >> shift) & ((1u << kDigit) - 1)]++] = o;
+      }
+      order.swap(order_tmp);
+    }
+  }
+
+  template <class Sink>
+  void test_against(const entry& a, const entry* first, std::uint32_t n, Sink& sink) {
+    box_tests += n;
+    const query qa(a);
+    for (std::uint32_t j = 0; j < n; ++j) {
+      if (qa.hits(first[j])) [[unlikely]] sink(a.user_handle(), first[j].user_handle());
+    }
+  }
+
+  template <class Sink>
+  void detect(Sink& sink) {
+    box_tests = cells_visited = 0;
+    if (rebuild_pending) rebuild();
+    // 1. all-pairs list (before activation)
+    for (std::size_t i = 0; i < list.size(); ++i)
+      test_against(list[i], list.data() + i + 1, static_cast<std::uint32_t>(list.size() - i - 1), sink);
+    // 2. objects kept apart against everything
+    for (std::size_t i = 0; i < apart.size(); ++i) {
+      const entry& a = apart[i];
+      test_against(a, apart.data() + i + 1, static_cast<std::uint32_t>(apart.size() - i - 1), sink);
+      test_against(a, list.data(), static_cast<std::uint32_t>(list.size()), sink);
+      for (const grid& g : grids)
+        for (const occupied_cell& oc : g.occupied) test_against(a, g.pool.data() + oc.block, oc.count, sink);
+    }
+    // 3. the grids, finest first
+    live_levels.clear();
+    for (std::uint32_t id : levels)
+      if (grids[id].objects != 0) live_levels.push_back(id);
+    for (std::size_t li = 0; li < live_levels.size(); ++li) detect_grid(li, sink);
+  }
+
+  template <class Sink>
+  void detect_grid(std::size_t li, Sink& sink) {
+    const grid& g = grids[live_levels[li]];
+    sort_occupied(g);
+    const entry* pool = g.pool.data();
+    const std::size_t cells = order.size();
+    for (std::size_t k = 0; k < cells; ++k) {
+      // The walk is spatially sorted but blocks sit anywhere in the pool:
+      // fetch the records and blocks of cells a little ahead.
+      if (k + 16 < cells) __builtin_prefetch(&g.occupied[order[k + 16]]);
+      if (k + 8 < cells) __builtin_prefetch(pool + g.occupied[order[k + 8]].block);
+      const occupied_cell& oc = g.occupied[order[k]];
+      const entry* cell = pool + oc.block;
+      const std::uint32_t n = oc.count;
+      ++cells_visited;
+      // The cell's objects, then those of its forward neighbours, go into one
+      // contiguous structure-of-arrays buffer; object i of the cell is then
+      // tested against buffer[i+1, end) in one long, branch-light loop.
+      for (std::uint32_t i = 0; i + 1 < n; ++i) test_against(cell[i], cell + i + 1, n - i - 1, sink);
+      if (own.size() < n) own.resize(std::max<std::size_t>(n, 2 * own.size()), query(cell[0]));
+      for (std::uint32_t i = 0; i < n; ++i) own[i] = query(cell[i]);
+      const auto c = decode(g, oc.cell);
+      // forward half of the neighbourhood: dz > 0, or dz == 0 and dy > 0, or dz == dy == 0 and dx > 0
+      // Reach filter: an object b of the neighbour at offset d can overlap an
+      // object a of this cell only if a reaches into the next cell on every
+      // axis where d = +1 and b does on every axis where d = -1 (both boxes
+      // are smaller than a cell, and cells are computed monotonically from
+      // the coordinates). eligible[m]: the objects of this cell whose reach
+      // includes the axes m (bit i set for object i; cells of more than 64
+      // objects skip the filter).
+      std::array<std::uint64_t, 1u << D> eligible{};
+      const bool filter = n <= 64;
+      if (filter) {
+        for (std::uint32_t i = 0; i < n; ++i) {
+          const std::uint32_t f = cell[i].reach();
+          for (std::uint32_t m = 0; m < (1u << D); ++m)
+            if ((f & m) == m) eligible[m] |= std::uint64_t{1} << i;
+        }
+      }
+      const query* qs = own.data();
+      auto visit = [&](std::uint32_t code, std::uint32_t need_own, std::uint32_t need_nb)
+                       __attribute__((always_inline)) {
+        if (filter && eligible[need_own] == 0) return;
+        const std::uint32_t r = lookup(g, code);
+        if (r == 0) return;
+        const occupied_cell& nb = g.occupied[r - 1];
+        ++cells_visited;
+        const entry* other = pool + nb.block;
+        for (std::uint32_t j = 0; j < nb.count; ++j) {
+          const entry& b = other[j];
+          if ((b.reach() & need_nb) != need_nb) continue;
+          if (filter) {
+            std::uint64_t bits = eligible[need_own];
+            while (bits != 0) {
+              const int i = std::countr_zero(bits);
+              bits &= bits - 1;
+              ++box_tests;
+              if (qs[i].hits(b)) [[unlikely]] sink(cell[i].user_handle(), b.user_handle());
+            }
+          } else {
+            box_tests += n;
+            for (std::uint32_t i = 0; i < n; ++i)
+              if (qs[i].hits(b)) [[unlikely]] sink(cell[i].user_handle(), b.user_handle());
+          }
+        }
+      };
+      // A code is a sum of independent per-axis terms (disjoint bit fields),
+      // so the 13 neighbour codes are sums of 8 terms computed once.
+      const std::uint32_t x0 = axis_term(g, 0, c[0] - 1), x1 = axis_term(g, 0, c[0]),
+                          x2 = axis_term(g, 0, c[0] + 1);
+      const std::uint32_t y0 = axis_term(g, 1, c[1] - 1), y1 = axis_term(g, 1, c[1]),
+                          y2 = axis_term(g, 1, c[1] + 1);
+      constexpr std::uint32_t X = 1, Y = 2, Z = 4;  // reach bits: (offset, own needs, neighbour needs)
+      if constexpr (D == 2) {
+        visit(x2 + y1, X, 0);
+        visit(x0 + y2, Y, X);
+        visit(x1 + y2, Y, 0);
+        visit(x2 + y2, X | Y, 0);
+      } else {
+        const std::uint32_t z1 = axis_term(g, 2, c[2]), z2 = axis_term(g, 2, c[2] + 1);
+        visit(x2 + y1 + z1, X, 0);
+        visit(x0 + y2 + z1, Y, X);
+        visit(x1 + y2 + z1, Y, 0);
+        visit(x2 + y2 + z1, X | Y, 0);
+        visit(x0 + y0 + z2, Z, X | Y);
+        visit(x1 + y0 + z2, Z, Y);
+        visit(x2 + y0 + z2, Z | X, Y);
+        visit(x0 + y1 + z2, Z, X);
+        visit(x1 + y1 + z2, Z, 0);
+        visit(x2 + y1 + z2, Z | X, 0);
+        visit(x0 + y2 + z2, Z | Y, X);
+        visit(x1 + y2 + z2, Z | Y, 0);
+        visit(x2 + y2 + z2, Z | X | Y, 0);
+      }
+      // every coarser grid
+      for (std::size_t lj = li + 1; lj < live_levels.size(); ++lj) {
+        const grid& h = grids[live_levels[lj]];
+        for (std::uint32_t i = 0; i < n; ++i) cross(cell[i], h, sink);
+      }
+    }
+  }
+
+  // Object a (from a finer grid) against the cells of coarser grid h that can
+  // hold an object overlapping it: per axis from cell(a.min) - 1 to
+  // cell(a.max), at most 3 cells (distinct, as h has >= 4 cells per axis).
+  template <class Sink>
+  void cross(const entry& a, const grid& h, Sink& sink) {
+    std::array<std::int64_t, D> lo{}, hi{};
+    for (int i = 0; i < D; ++i) {
+      lo[i] = floor_to_int(static_cast<double>(a.min(i)) * h.inv) - 1;
+      hi[i] = std::min(floor_to_int(static_cast<double>(a.max(i)) * h.inv), lo[i] + 2);
+    }
+    std::array<std::uint32_t, D> c{};
+    const query qa(a);
+    auto visit = [&]() {
+      const std::uint32_t r = lookup(h, encode(h, c));
+      if (r == 0) return;
+      const occupied_cell& nb = h.occupied[r - 1];
+      ++cells_visited;
+      box_tests += nb.count;
+      const entry* other = h.pool.data() + nb.block;
+      for (std::uint32_t j = 0; j < nb.count; ++j)
+        if (qa.hits(other[j])) [[unlikely]] sink(a.user_handle(), other[j].user_handle());
+    };
+    if constexpr (D == 2) {
+      for (std::int64_t y = lo[1]; y <= hi[1]; ++y) {
+        c[1] = static_cast<std::uint32_t>(y) & h.mask[1];
+        for (std::int64_t x = lo[0]; x <= hi[0]; ++x) {
+          c[0] = static_cast<std::uint32_t>(x) & h.mask[0];
+          visit();
+        }
+      }
+    } else {
+      for (std::int64_t z = lo[2]; z <= hi[2]; ++z) {
+        c[2] = static_cast<std::uint32_t>(z) & h.mask[2];
+        for (std::int64_t y = lo[1]; y <= hi[1]; ++y) {
+          c[1] = static_cast<std::uint32_t>(y) & h.mask[1];
+          for (std::int64_t x = lo[0]; x <= hi[0]; ++x) {
+            c[0] = static_cast<std::uint32_t>(x) & h.mask[0];
+            visit();
+          }
+        }
+      }
+    }
+  }
+
+  // ---- accounting ------------------------------------------------------------------
+  std::size_t grid_bytes(const grid& g) const {
+    std::size_t b = sizeof(grid) + capacity_bytes(g.dir) + capacity_bytes(g.bricks) +
+                    capacity_bytes(g.brick_fill) + capacity_bytes(g.free_bricks) +
+                    capacity_bytes(g.occupied) + capacity_bytes(g.pool);
+    for (const auto& fl : g.free_blocks) b += capacity_bytes(fl);
+    return b;
+  }
+
+  std::size_t total_bytes() const {
+    std::size_t b = sizeof(*this) + capacity_bytes(grids) + capacity_bytes(levels) + capacity_bytes(list) +
+                    capacity_bytes(apart) + capacity_bytes(slots) + capacity_bytes(order) +
+                    capacity_bytes(order_tmp) + capacity_bytes(live_levels) + capacity_bytes(tmp) +
+                    capacity_bytes(own);
+    for (const grid& g : grids) b += grid_bytes(g) - sizeof(grid);
+    return b;
+  }
+
+  [[noreturn]] static void broken(const std::string& what) {
+    throw std::logic_error("hhg: hash_grids invariant broken: " + what);
+  }
+
+  void validate() const;
+};
+
+}  // namespace detail
+}  // namespace hhg
