@@ -332,6 +332,7 @@ statistics hash_grids<D, T>::stats() const {
   st.box_tests = s.box_tests;
   st.cells_visited = s.cells_visited;
   st.pairs = s.pairs;
+  st.compactions = s.compactions;
   return st;
 }
 

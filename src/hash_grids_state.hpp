@@ -188,6 +188,9 @@ struct hash_grids_state {
     std::vector<entry> pool;
     std::array<std::vector<std::uint32_t>, kClasses> free_blocks;
     std::size_t objects = 0;
+    // Entries written out of cell order since the last compaction (new
+    // cells, relocated blocks, objects that changed cell).
+    std::size_t displaced = 0;
 
     std::uint64_t cell_count() const {
       std::uint32_t s = 0;
@@ -215,6 +218,7 @@ struct hash_grids_state {
   std::vector<std::uint32_t> live_levels;
   std::vector<entry> tmp;
   std::uint64_t box_tests = 0, cells_visited = 0, pairs = 0;
+  std::uint64_t compactions = 0;  // since construction
 
   explicit hash_grids_state(const config& c) : cfg(c), base_class(class_for(c.cell_capacity)) {}
 
@@ -388,6 +392,7 @@ struct hash_grids_state {
     free_block(g, oc.block, static_cast<int>(oc.klass));
     oc.block = nb;
     oc.klass = static_cast<std::uint32_t>(k);
+    g.displaced += oc.count;
   }
 
   // ---- cells ---------------------------------------------------------------------
@@ -428,6 +433,7 @@ struct hash_grids_state {
     }
     g.pool[oc.block + oc.count] = e;
     g.pool[oc.block + oc.count].set_reach(reach_of(g, e.box()));
+    ++g.displaced;
     slot& s = slots[e.id.index];
     s.cell = code;
     s.at = oc.block + oc.count;
@@ -476,6 +482,7 @@ struct hash_grids_state {
     g.pool.clear();
     for (auto& fl : g.free_blocks) fl.clear();
     g.objects = 0;
+    g.displaced = 0;
   }
 
   void gather(const grid& g, std::vector<entry>& out) const {
@@ -616,6 +623,75 @@ struct hash_grids_state {
     rebuild_pending = false;
   }
 
+  // ---- compaction ------------------------------------------------------------------
+  // Rebuilds a grid's storage in cell-code order: the occupied list sorted by
+  // code, each cell's block (shrunk to the best-fitting class) laid out in that
+  // order in a fresh pool, bricks renumbered in code order. Detection then
+  // streams through memory instead of jumping: a cell's neighbours along x are
+  // adjacent, along y and z a fixed stride away. The cost is one pass over the
+  // objects (and one write per slot), paid when more than 1/kCompactRatio of
+  // a grid's objects (at least kCompactMin) were written out of order since the last compaction.
+  // Everything is allocated before anything changes: if an allocation fails,
+  // the grid is left as it was (compaction is only an optimization).
+  static constexpr std::size_t kCompactMin = 4096;
+  static constexpr std::size_t kCompactRatio = 2;
+
+  void compact(grid& g) {
+    sort_occupied(g);
+    const std::size_t cells = order.size();
+    std::vector<occupied_cell> occ;
+    std::vector<entry> pool;
+    std::vector<std::uint32_t> bricks, fill;
+    try {
+      std::size_t total = 0, nbricks = 0;
+      std::uint32_t last_brick = npos;
+      for (std::size_t k = 0; k < cells; ++k) {
+        const occupied_cell& oc = g.occupied[order[k]];
+        total += class_capacity(std::max(base_class, class_for(oc.count)));
+        if ((oc.cell >> kLocalBits) != last_brick) {
+          last_brick = oc.cell >> kLocalBits;
+          ++nbricks;
+        }
+      }
+      if (total > npos) return;
+      occ.reserve(g.occupied.capacity());
+      pool.reserve(total + total / 8);
+      bricks.reserve(nbricks * kBrickCells);
+      fill.reserve(nbricks);
+      bricks.resize(nbricks * kBrickCells, 0);
+    } catch (const std::bad_alloc&) {
+      return;
+    }
+    // nothing below allocates
+    std::fill(g.dir.begin(), g.dir.end(), 0u);
+    std::uint32_t pos = 0, last_brick = npos;
+    for (std::size_t k = 0; k < cells; ++k) {
+      const occupied_cell& oc = g.occupied[order[k]];
+      const int klass = std::max(base_class, class_for(oc.count));
+      pool.insert(pool.end(), g.pool.begin() + oc.block, g.pool.begin() + oc.block + oc.count);
+      pool.resize(pos + class_capacity(klass));  // the block's free room
+      for (std::uint32_t j = 0; j < oc.count; ++j) slots[pool[pos + j].id.index].at = pos + j;
+      const std::uint32_t b = oc.cell >> kLocalBits;
+      if (b != last_brick) {
+        last_brick = b;
+        fill.push_back(0);
+        g.dir[b] = static_cast<std::uint32_t>(fill.size());
+      }
+      ++fill.back();
+      bricks[((fill.size() - 1) << kLocalBits) | (oc.cell & kLocalMask)] = static_cast<std::uint32_t>(k + 1);
+      occ.push_back({oc.cell, pos, oc.count, static_cast<std::uint32_t>(klass)});
+      pos += class_capacity(klass);
+    }
+    g.occupied.swap(occ);
+    g.pool.swap(pool);
+    g.bricks.swap(bricks);
+    g.brick_fill.swap(fill);
+    g.free_bricks.clear();
+    for (auto& fl : g.free_blocks) fl.clear();
+    g.displaced = 0;
+    ++compactions;
+  }
+
   // ---- detection -----------------------------------------------------------------
   void sort_occupied(const grid& g) {
     const std::size_t n = g.occupied.size();
@@ -672,6 +748,8 @@ struct hash_grids_state {
         for (const occupied_cell& oc : g.occupied) test_against(a, g.pool.data() + oc.block, oc.count, sink);
     }
     // 3. the grids, finest first
+    for (grid& g : grids)
+      if (g.objects >= kCompactMin && g.displaced * kCompactRatio > g.objects) compact(g);
     live_levels.clear();
     for (std::uint32_t id : levels)
       if (grids[id].objects != 0) live_levels.push_back(id);

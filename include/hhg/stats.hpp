@@ -28,6 +28,7 @@ struct statistics {
   std::uint64_t box_tests = 0;        ///< box overlap tests done by the last detection
   std::uint64_t cells_visited = 0;    ///< occupied cells looked at by the last detection
   std::uint64_t pairs = 0;            ///< pairs reported by the last detection
+  std::uint64_t compactions = 0;      ///< grid storage rebuilds in cell order so far (hash_grids.md, Compaction)
 };
 
 }  // namespace hhg
