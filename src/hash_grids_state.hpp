@@ -771,9 +771,9 @@ struct hash_grids_state {
       const entry* cell = pool + oc.block;
       const std::uint32_t n = oc.count;
       ++cells_visited;
-      // The cell's objects, then those of its forward neighbours, go into one
-      // contiguous structure-of-arrays buffer; object i of the cell is then
-      // tested against buffer[i+1, end) in one long, branch-light loop.
+      // Pairs inside the cell; then the cell's objects are prepared once as
+      // queries (own) and each object of a forward neighbour is tested
+      // against the eligible ones.
       for (std::uint32_t i = 0; i + 1 < n; ++i) test_against(cell[i], cell + i + 1, n - i - 1, sink);
       if (own.size() < n) own.resize(std::max<std::size_t>(n, 2 * own.size()), query(cell[0]));
       for (std::uint32_t i = 0; i < n; ++i) own[i] = query(cell[i]);
