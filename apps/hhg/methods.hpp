@@ -13,6 +13,7 @@
 
 #include "hhg/brute_force.hpp"
 #include "hhg/hash_grids.hpp"
+#include "hhg/sweep_and_prune.hpp"
 
 namespace hhg::cli {
 
@@ -26,6 +27,7 @@ inline const std::vector<method_info>& methods() {
   static const std::vector<method_info> kMethods = {
       {"hhg", "hierarchical hash grid (default)"},
       {"brute", "all-pairs check, O(N^2): the reference"},
+      {"sap", "sweep and prune: sorted axes kept by insertion sort, persistent pair set"},
   };
   return kMethods;
 }
@@ -51,6 +53,7 @@ inline std::string method_help() {
 template <int D, class F>
 decltype(auto) with_method(const std::string& name, F&& f) {
   if (name == "brute") return f(std::type_identity<brute_force<D, double>>{});
+  if (name == "sap") return f(std::type_identity<sweep_and_prune<D, double>>{});
   return f(std::type_identity<hash_grids<D, double>>{});
 }
 
