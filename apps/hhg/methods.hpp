@@ -13,6 +13,7 @@
 
 #include "hhg/brute_force.hpp"
 #include "hhg/hash_grids.hpp"
+#include "hhg/spatial_hashing.hpp"
 #include "hhg/sweep_and_prune.hpp"
 
 namespace hhg::cli {
@@ -28,6 +29,8 @@ inline const std::vector<method_info>& methods() {
       {"hhg", "hierarchical hash grid (default)"},
       {"brute", "all-pairs check, O(N^2): the reference"},
       {"sap", "sweep and prune: sorted axes kept by insertion sort, persistent pair set"},
+      {"uniform", "uniform spatial hashing (Teschner et al. 2003): one cell size, objects in every cell they overlap"},
+      {"multilevel", "multilevel hashing (Eitz & Lixu 2007): a power-of-two cell size per object class"},
   };
   return kMethods;
 }
@@ -54,6 +57,8 @@ template <int D, class F>
 decltype(auto) with_method(const std::string& name, F&& f) {
   if (name == "brute") return f(std::type_identity<brute_force<D, double>>{});
   if (name == "sap") return f(std::type_identity<sweep_and_prune<D, double>>{});
+  if (name == "uniform") return f(std::type_identity<uniform_hashing<D, double>>{});
+  if (name == "multilevel") return f(std::type_identity<multilevel_hashing<D, double>>{});
   return f(std::type_identity<hash_grids<D, double>>{});
 }
 
