@@ -64,6 +64,8 @@ struct method_names {
   template <class M>
   static std::string GetName(int) {
     std::string name = M::method_name;  // appended piecewise: g++ 12 warns falsely on operator+ chains
+    for (char& c : name)
+      if (c == '-') c = '_';  // test names: letters, digits and underscores
     name += '_';
     name += static_cast<char>('0' + M::dimension);
     name += std::is_same_v<typename M::scalar, float> ? "d_float" : "d_double";

@@ -13,6 +13,7 @@
 
 #include "hhg/brute_force.hpp"
 #include "hhg/hash_grids.hpp"
+#include "hhg/pivot_hashing.hpp"
 #include "hhg/spatial_hashing.hpp"
 #include "hhg/sweep_and_prune.hpp"
 
@@ -31,6 +32,8 @@ inline const std::vector<method_info>& methods() {
       {"sap", "sweep and prune: sorted axes kept by insertion sort, persistent pair set"},
       {"uniform", "uniform spatial hashing (Teschner et al. 2003): one cell size, objects in every cell they overlap"},
       {"multilevel", "multilevel hashing (Eitz & Lixu 2007): a power-of-two cell size per object class"},
+      {"pivot", "pivot-table hashing (Pozzer et al.; parallel, seed 004): counting-sorted dense grid"},
+      {"pivot-chunked", "pivot-table hashing with a chunked, paged pivot table (memory follows the objects)"},
   };
   return kMethods;
 }
@@ -59,6 +62,8 @@ decltype(auto) with_method(const std::string& name, F&& f) {
   if (name == "sap") return f(std::type_identity<sweep_and_prune<D, double>>{});
   if (name == "uniform") return f(std::type_identity<uniform_hashing<D, double>>{});
   if (name == "multilevel") return f(std::type_identity<multilevel_hashing<D, double>>{});
+  if (name == "pivot") return f(std::type_identity<pivot_hashing<D, double>>{});
+  if (name == "pivot-chunked") return f(std::type_identity<pivot_chunked<D, double>>{});
   return f(std::type_identity<hash_grids<D, double>>{});
 }
 
