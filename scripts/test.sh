@@ -3,7 +3,11 @@
 #  1. Release build with warnings as errors, the whole test suite;
 #  2. AddressSanitizer + UndefinedBehaviorSanitizer build (no recovery), the
 #     whole test suite again;
-#  3. install to a temporary prefix and build a consumer with find_package(hhg).
+#  3. ThreadSanitizer build, the tests that run threads (names with
+#     "Threads" or "Concurrent");
+#  4. libFuzzer (clang) against the brute-force model, a short run
+#     (HHG_FUZZ_SECONDS, default 150) from the seed corpus tests/fuzz/corpus;
+#  5. install to a temporary prefix and build a consumer with find_package(hhg).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -20,6 +24,31 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHHG_WARNINGS_AS_ERR
   -DCMAKE_CXX_FLAGS="$san" -DCMAKE_EXE_LINKER_FLAGS="$san" >/dev/null
 cmake --build build-asan -j"$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$jobs")
+
+echo "== ThreadSanitizer: the tests that run threads =="
+tsan="-fsanitize=thread -fno-omit-frame-pointer"
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHHG_WARNINGS_AS_ERRORS=ON -DHHG_BUILD_BENCH=OFF \
+  -DCMAKE_CXX_FLAGS="$tsan" -DCMAKE_EXE_LINKER_FLAGS="$tsan" >/dev/null
+cmake --build build-tsan -j"$jobs" --target hhg_tests
+(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j"$jobs" -R "Threads|Concurrent")
+
+echo "== libFuzzer against the brute-force model (${HHG_FUZZ_SECONDS:-150} s) =="
+cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHHG_BUILD_FUZZ=ON \
+  -DHHG_BUILD_TESTS=OFF -DHHG_BUILD_APPS=OFF -DHHG_BUILD_BENCH=OFF -DHHG_WARNINGS_AS_ERRORS=ON \
+  -DCMAKE_CXX_FLAGS="$san" -DCMAKE_EXE_LINKER_FLAGS="$san" >/dev/null
+cmake --build build-fuzz -j"$jobs" --target hhg_fuzz
+work="$(mktemp -d)"
+cp tests/fuzz/corpus/* "$work"/
+rm -f build-fuzz/crash-* build-fuzz/leak-* build-fuzz/timeout-*
+if ! ./build-fuzz/hhg_fuzz "$work" -max_total_time="${HHG_FUZZ_SECONDS:-150}" -print_final_stats=1 \
+    -artifact_prefix=build-fuzz/ >build-fuzz/fuzz.log 2>&1; then
+  tail -60 build-fuzz/fuzz.log
+  echo "hhg: the fuzzer found a failing input (build-fuzz/crash-*):"
+  for f in build-fuzz/crash-* build-fuzz/leak-* build-fuzz/timeout-*; do [ -f "$f" ] && od -An -tx1 "$f"; done
+  exit 1
+fi
+grep -E "^Done|stat::number_of_executed_units|stat::new_units_added" build-fuzz/fuzz.log
+rm -rf "$work"
 
 echo "== install + find_package consumer =="
 prefix="$(mktemp -d)"

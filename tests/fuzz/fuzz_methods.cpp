@@ -1,0 +1,197 @@
+// libFuzzer target: bytes -> a sequence of operations (insert, move/resize,
+// remove, detection, bad handles) on one method in 2D or 3D, float or double,
+// with hostile values (huge and tiny sizes, coordinates near the precision
+// limit, infinities, NaN, zero-size and inverted boxes). Every operation is
+// applied to the method and to brute force (the model): an operation the
+// model refuses must be refused by the method with the same error code, and
+// vice versa; after every detection the pairs must equal the model's exactly;
+// validate() runs after every operation where the method has it.
+//
+// Adding a method: one line in `run_for` (the switch on the first byte).
+// Build and run: see docs/reliability.md.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <vector>
+
+#include "hhg/brute_force.hpp"
+#include "hhg/error.hpp"
+#include "hhg/hash_grids.hpp"
+#include "hhg/pivot_hashing.hpp"
+#include "hhg/spatial_hashing.hpp"
+#include "hhg/sweep_and_prune.hpp"
+
+namespace {
+
+class reader {
+ public:
+  reader(const std::uint8_t* d, std::size_t n) : d_(d), n_(n) {}
+  bool empty() const { return i_ >= n_; }
+  std::uint8_t byte() { return i_ < n_ ? d_[i_++] : 0; }
+  std::uint16_t u16() { return static_cast<std::uint16_t>(byte() | byte() << 8); }
+
+ private:
+  const std::uint8_t* d_;
+  std::size_t n_, i_ = 0;
+};
+
+[[noreturn]] void fail(const char* what) {
+  std::fprintf(stderr, "hhg fuzz: %s\n", what);
+  std::abort();
+}
+
+template <class T>
+T value(reader& r) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  static const double palette[] = {0.0,     -0.0,   1.0,    -1.0,   0.5,    1e-30,   -1e-30, 1e30,
+                                   -1e30,   1e12,   -1e12,  4194304.0, 4194305.0, 1099511627776.0,
+                                   1099511627777.0, inf,    -inf,   std::nan(""), 5e-324, 1e-300,
+                                   1e300,   -1e300, 3.0,    7.25,   1e15,   -1e15,   1e7,    0.1};
+  const std::uint8_t k = r.byte();
+  if (k < 160) return static_cast<T>((static_cast<int>(r.byte()) - 128) / 8.0);  // small grid of values
+  if (k < 200) return static_cast<T>((static_cast<int>(r.u16()) - 32768) / 64.0);
+  const double v = palette[k % (sizeof(palette) / sizeof(palette[0]))];
+  return static_cast<T>(v);
+}
+
+template <int D, class T>
+hhg::box<D, T> make_box(reader& r) {
+  hhg::box<D, T> b;
+  const std::uint8_t shape = r.byte();
+  for (int i = 0; i < D; ++i) {
+    const T lo = value<T>(r);
+    if (shape % 4 == 0) {  // min, max independently (may be inverted or NaN)
+      b.min[i] = lo;
+      b.max[i] = value<T>(r);
+    } else if (shape % 4 == 1) {  // a point
+      b.min[i] = b.max[i] = lo;
+    } else {  // min + a non-negative size
+      T size = value<T>(r);
+      if (size < 0) size = -size;
+      b.min[i] = lo;
+      b.max[i] = static_cast<T>(lo + size);
+      if (!(b.max[i] >= b.min[i]) && !std::isnan(b.max[i])) b.max[i] = b.min[i];
+    }
+  }
+  return b;
+}
+
+struct object {
+  hhg::handle subject, model;
+  bool live;
+};
+
+template <class F>
+int code_of(F&& f) {
+  try {
+    f();
+    return -1;
+  } catch (const hhg::error& e) {
+    return static_cast<int>(e.code());
+  }
+}
+
+template <class M>
+void check_validate(const M& m) {
+  if constexpr (requires { m.validate(); }) m.validate();
+}
+
+template <class M>
+void run(reader& r) {
+  constexpr int D = M::dimension;
+  using T = typename M::scalar;
+  M m;
+  hhg::brute_force<D, T> model;
+  std::vector<object> objects;
+  std::vector<hhg::handle_pair> got, want;
+  int ops = 0;
+  while (!r.empty() && ops++ < 400) {
+    const std::uint8_t op = r.byte() % 8;
+    if (op <= 1 || objects.empty()) {  // insert
+      if (objects.size() >= 96) continue;
+      const auto b = make_box<D, T>(r);
+      hhg::handle hs{}, hm{};
+      const int cm = code_of([&] { hm = model.insert(b); });
+      const int cs = code_of([&] { hs = m.insert(b); });
+      if (cm != cs) fail("insert: method and model disagree on accepting the box");
+      if (cm == -1) objects.push_back({hs, hm, true});
+    } else if (op <= 3) {  // move or resize an object (live or not)
+      object& o = objects[r.byte() % objects.size()];
+      const auto b = make_box<D, T>(r);
+      const int cm = code_of([&] { model.move(o.model, b); });
+      const int cs = code_of([&] { m.move(o.subject, b); });
+      if (cm != cs) fail("move: method and model disagree");
+    } else if (op == 4) {  // remove (twice is an error)
+      object& o = objects[r.byte() % objects.size()];
+      const int cm = code_of([&] { model.remove(o.model); });
+      const int cs = code_of([&] { m.remove(o.subject); });
+      if (cm != cs) fail("remove: method and model disagree");
+      o.live = false;
+    } else if (op == 5) {  // foreign and null handles
+      const hhg::handle bad = r.byte() % 2 ? hhg::handle{} : hhg::handle{0xFFFFFFF0u, 1};
+      if (code_of([&] { m.remove(bad); }) != static_cast<int>(hhg::errc::invalid_handle)) fail("bad handle accepted");
+      if (m.contains(bad)) fail("contains(bad handle)");
+    } else if (op == 6) {  // get agrees with the model
+      const object& o = objects[r.byte() % objects.size()];
+      if (m.contains(o.subject) != model.contains(o.model)) fail("contains disagrees");
+      if (o.live && m.contains(o.subject)) {
+        const auto a = m.get(o.subject), b = model.get(o.model);
+        for (int i = 0; i < D; ++i)
+          if (!(a.min[i] == b.min[i] && a.max[i] == b.max[i])) fail("get disagrees");
+      }
+    } else {  // detection
+      m.find_pairs(got);
+      model.find_pairs(want);
+      // map both to object numbers
+      auto to_ids = [&](const std::vector<hhg::handle_pair>& ps, bool subject) {
+        std::vector<std::pair<std::size_t, std::size_t>> out;
+        for (const auto& p : ps) {
+          std::size_t a = SIZE_MAX, b = SIZE_MAX;
+          for (std::size_t k = 0; k < objects.size(); ++k) {
+            if (!objects[k].live) continue;
+            const hhg::handle h = subject ? objects[k].subject : objects[k].model;
+            if (h == p.a) a = k;
+            if (h == p.b) b = k;
+          }
+          if (a == SIZE_MAX || b == SIZE_MAX || a == b) fail("a pair names an unknown object");
+          out.emplace_back(std::min(a, b), std::max(a, b));
+        }
+        std::sort(out.begin(), out.end());
+        return out;
+      };
+      const auto gs = to_ids(got, true), ws = to_ids(want, false);
+      if (std::adjacent_find(gs.begin(), gs.end()) != gs.end()) fail("a pair reported twice");
+      if (gs != ws) fail("pairs differ from brute force");
+    }
+    if (m.size() != model.size()) fail("size differs");
+    check_validate(m);
+  }
+}
+
+template <template <int, class> class M>
+void run_for(reader& r, std::uint8_t variant) {
+  switch (variant % 4) {
+    case 0: run<M<2, float>>(r); break;
+    case 1: run<M<2, double>>(r); break;
+    case 2: run<M<3, float>>(r); break;
+    default: run<M<3, double>>(r); break;
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  reader r(data, size);
+  const std::uint8_t first = r.byte();
+  switch ((first >> 2) % 6) {  // one line per method
+    case 0: run_for<hhg::hash_grids>(r, first); break;
+    case 1: run_for<hhg::sweep_and_prune>(r, first); break;
+    case 2: run_for<hhg::uniform_hashing>(r, first); break;
+    case 3: run_for<hhg::multilevel_hashing>(r, first); break;
+    case 4: run_for<hhg::pivot_hashing>(r, first); break;
+    default: run_for<hhg::pivot_chunked>(r, first); break;
+  }
+  return 0;
+}
