@@ -13,6 +13,7 @@
 
 #include "hhg/brute_force.hpp"
 #include "hhg/hash_grids.hpp"
+#include "hhg/linear_kdtree.hpp"
 #include "hhg/pivot_hashing.hpp"
 #include "hhg/spatial_hashing.hpp"
 #include "hhg/sweep_and_prune.hpp"
@@ -30,6 +31,7 @@ inline const std::vector<method_info>& methods() {
       {"hhg", "hierarchical hash grid (default)"},
       {"brute", "all-pairs check, O(N^2): the reference"},
       {"sap", "sweep and prune: sorted axes kept by insertion sort, persistent pair set"},
+      {"kdtree", "linear kd-tree (Morton codes, element splitting, sorted-array sweep; seed 002)"},
       {"uniform", "uniform spatial hashing (Teschner et al. 2003): one cell size, objects in every cell they overlap"},
       {"multilevel", "multilevel hashing (Eitz & Lixu 2007): a power-of-two cell size per object class"},
       {"pivot", "pivot-table hashing (Pozzer et al.; parallel, seed 004): counting-sorted dense grid"},
@@ -60,6 +62,7 @@ template <int D, class F>
 decltype(auto) with_method(const std::string& name, F&& f) {
   if (name == "brute") return f(std::type_identity<brute_force<D, double>>{});
   if (name == "sap") return f(std::type_identity<sweep_and_prune<D, double>>{});
+  if (name == "kdtree") return f(std::type_identity<linear_kdtree<D, double>>{});
   if (name == "uniform") return f(std::type_identity<uniform_hashing<D, double>>{});
   if (name == "multilevel") return f(std::type_identity<multilevel_hashing<D, double>>{});
   if (name == "pivot") return f(std::type_identity<pivot_hashing<D, double>>{});
