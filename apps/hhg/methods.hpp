@@ -13,6 +13,7 @@
 
 #include "hhg/brute_force.hpp"
 #include "hhg/hash_grids.hpp"
+#include "hhg/hierarchical_hashing.hpp"
 #include "hhg/linear_kdtree.hpp"
 #include "hhg/pivot_hashing.hpp"
 #include "hhg/spatial_hashing.hpp"
@@ -34,6 +35,7 @@ inline const std::vector<method_info>& methods() {
       {"kdtree", "linear kd-tree (Morton codes, element splitting, sorted-array sweep; seed 002)"},
       {"uniform", "uniform spatial hashing (Teschner et al. 2003): one cell size, objects in every cell they overlap"},
       {"multilevel", "multilevel hashing (Eitz & Lixu 2007): a power-of-two cell size per object class"},
+      {"hierarchical", "hierarchical hashing (Pouchol et al. 2009): top-down additive keys, has-children pruning"},
       {"pivot", "pivot-table hashing (Pozzer et al.; parallel, seed 004): counting-sorted dense grid"},
       {"pivot-chunked", "pivot-table hashing with a chunked, paged pivot table (memory follows the objects)"},
   };
@@ -65,6 +67,7 @@ decltype(auto) with_method(const std::string& name, F&& f) {
   if (name == "kdtree") return f(std::type_identity<linear_kdtree<D, double>>{});
   if (name == "uniform") return f(std::type_identity<uniform_hashing<D, double>>{});
   if (name == "multilevel") return f(std::type_identity<multilevel_hashing<D, double>>{});
+  if (name == "hierarchical") return f(std::type_identity<hierarchical_hashing<D, double>>{});
   if (name == "pivot") return f(std::type_identity<pivot_hashing<D, double>>{});
   if (name == "pivot-chunked") return f(std::type_identity<pivot_chunked<D, double>>{});
   return f(std::type_identity<hash_grids<D, double>>{});

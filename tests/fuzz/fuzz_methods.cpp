@@ -19,6 +19,8 @@
 #include "hhg/brute_force.hpp"
 #include "hhg/error.hpp"
 #include "hhg/hash_grids.hpp"
+#include "hhg/hierarchical_hashing.hpp"
+#include "hhg/linear_kdtree.hpp"
 #include "hhg/pivot_hashing.hpp"
 #include "hhg/spatial_hashing.hpp"
 #include "hhg/sweep_and_prune.hpp"
@@ -185,13 +187,15 @@ void run_for(reader& r, std::uint8_t variant) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   reader r(data, size);
   const std::uint8_t first = r.byte();
-  switch ((first >> 2) % 6) {  // one line per method
+  switch ((first >> 2) % 8) {  // one line per method
     case 0: run_for<hhg::hash_grids>(r, first); break;
     case 1: run_for<hhg::sweep_and_prune>(r, first); break;
     case 2: run_for<hhg::uniform_hashing>(r, first); break;
     case 3: run_for<hhg::multilevel_hashing>(r, first); break;
     case 4: run_for<hhg::pivot_hashing>(r, first); break;
-    default: run_for<hhg::pivot_chunked>(r, first); break;
+    case 5: run_for<hhg::pivot_chunked>(r, first); break;
+    case 6: run_for<hhg::linear_kdtree>(r, first); break;
+    default: run_for<hhg::hierarchical_hashing>(r, first); break;
   }
   return 0;
 }
