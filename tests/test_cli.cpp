@@ -74,6 +74,10 @@ std::string num(double v) {
   return s.str();
 }
 
+/// Every method of `hhg pairs --method` / `hhg replay --method`.
+const std::vector<std::string> kAllMethods = {"hhg",          "brute", "sap",   "kdtree",       "uniform",
+                                              "multilevel",   "hierarchical", "pivot", "pivot-chunked"};
+
 /// The fixture gives each test its own folder under the system's temporary directory.
 class cli : public ::testing::Test {
  protected:
@@ -240,6 +244,35 @@ TEST_F(cli, PairsBruteAndHhgAgreeOnRandomBoxes3D) {
   EXPECT_EQ(brute.out, expected);
 }
 
+// Issue 3's acceptance: `hhg pairs --method M` gives the all-pairs answer for
+// every method on every scene of the adversarial zoo, in 2D and 3D (the
+// expected pairs are computed here with hhg::overlaps).
+TEST_F(cli, PairsEveryMethodEveryZooScene) {
+  for (int dim : {2, 3}) {
+    for (const hhg::scenes::zoo z : hhg::scenes::all_zoo_scenes()) {
+      std::string input = dim == 2 ? "# dim 2\n" : "";
+      std::string expected;
+      auto emit = [&](const auto& boxes) {
+        for (const auto& b : boxes) {
+          for (const double v : b.min) input += num(v) + " ";
+          for (const double v : b.max) input += num(v) + " ";
+          input += "\n";
+        }
+        expected = expected_pairs(boxes);
+      };
+      if (dim == 2)
+        emit(hhg::scenes::make_zoo_scene<2, double>(z, 150, 5));
+      else
+        emit(hhg::scenes::make_zoo_scene<3, double>(z, 150, 5));
+      for (const std::string& method : kAllMethods) {
+        const cli_result r = run("pairs --method " + method, input);
+        EXPECT_EQ(r.status, 0) << method << " " << dim << "D zoo " << static_cast<int>(z) << ": " << r.err;
+        EXPECT_EQ(r.out, expected) << method << " " << dim << "D zoo " << static_cast<int>(z);
+      }
+    }
+  }
+}
+
 TEST_F(cli, PairsBruteAndHhgAgreeOnRandomBoxes2D) {
   std::vector<hhg::box<2, double>> boxes;
   const std::string input = "# dim 2\n" + random_boxes<2>(77, 300, boxes);
@@ -321,8 +354,8 @@ TEST_F(cli, ReplayKnownAnswer) {
       "3 10\n10 18446744073709551615\n--\n"
       "--\n"
       "3 10\n10 18446744073709551615\n--\n";
-  for (const char* method : {"hhg", "brute"}) {
-    const cli_result r = run(std::string("replay --method ") + method, log);
+  for (const std::string& method : kAllMethods) {
+    const cli_result r = run("replay --method " + method, log);
     EXPECT_EQ(r.status, 0) << method << ": " << r.err;
     EXPECT_EQ(r.err, "");
     EXPECT_EQ(r.out, expected) << method;
@@ -390,8 +423,8 @@ TEST_F(cli, ReplayRandomLogMatchesModel) {
     else
       random_log<3>(100, 900, log, expected);
     ASSERT_GT(expected.size(), 500u);
-    for (const char* method : {"hhg", "brute"}) {
-      const cli_result r = run(std::string("replay --method ") + method, log);
+    for (const std::string& method : kAllMethods) {
+      const cli_result r = run("replay --method " + method, log);
       EXPECT_EQ(r.status, 0) << method << " " << dim << "D: " << r.err;
       EXPECT_EQ(r.out, expected) << method << " " << dim << "D";
     }
