@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The tests on a fresh machine: install dependencies, then
-#  1. Release build with warnings as errors, the whole test suite;
+#  1. Release build with warnings as errors, the whole test suite, and
+#     `hhg bench --quick` (every method on the thesis scenarios; pairs must agree);
 #  2. AddressSanitizer + UndefinedBehaviorSanitizer build (no recovery), the
 #     whole test suite again;
 #  3. ThreadSanitizer build, the tests that run threads (names with
@@ -17,6 +18,9 @@ echo "== Release build, warnings as errors =="
 cmake -S . -B build-test -DCMAKE_BUILD_TYPE=Release -DHHG_WARNINGS_AS_ERRORS=ON >/dev/null
 cmake --build build-test -j"$jobs"
 (cd build-test && ctest --output-on-failure -j"$jobs")
+
+echo "== hhg bench --quick (every method, pairs must agree) =="
+./build-test/hhg bench --quick --json build-test/bench-quick.json --csv build-test/bench-quick.csv >/dev/null
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer =="
 san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"

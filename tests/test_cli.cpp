@@ -613,6 +613,37 @@ TEST_F(cli, UsageBadFlagsExit2) {
   }
 }
 
+// --- hhg bench ---------------------------------------------------------------------
+
+TEST_F(cli, BenchQuickWritesResultsAndMethodsAgree) {
+  const fs::path json = dir_ / "bench.json", csv = dir_ / "bench.csv";
+  const cli_result r = run("bench --scenario equal,mixed --methods hhg,brute,sap,pivot --n 300,600 --steps 3 --json " +
+                           quote(json) + " --csv " + quote(csv));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "x hhg")) << r.out;
+  EXPECT_FALSE(contains(r.out, "DIFFER")) << r.out;
+  const std::string c = read_file(csv);
+  EXPECT_EQ(c.rfind("scenario,n,method,steps,setup_ms,", 0), 0u) << c;
+  // header + 2 scenarios x 2 sizes x 4 methods
+  EXPECT_EQ(std::count(c.begin(), c.end(), '\n'), 17);
+#if HHG_TEST_HAVE_JSON
+  const auto j = nlohmann::json::parse(read_file(json));
+  ASSERT_EQ(j["results"].size(), 16u);
+  EXPECT_TRUE(j["machine"].contains("cpu"));
+  EXPECT_TRUE(j["machine"].contains("compiler"));
+  for (const auto& row : j["results"]) {
+    EXPECT_EQ(row["pairs_per_step"].size(), 3u);
+    EXPECT_EQ(row["note"], "");
+    EXPECT_GT(row["pairs_median"].get<double>(), 0.0);
+  }
+#endif
+  const cli_result bad = run("bench --scenario nope");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_TRUE(contains(bad.err, "unknown scenario 'nope'")) << bad.err;
+  EXPECT_EQ(run("bench --methods hhg,nope").status, 2);
+  EXPECT_EQ(run("bench --n 0").status, 2);
+}
+
 }  // namespace
 
 #endif  // HHG_CLI_PATH

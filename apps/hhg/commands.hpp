@@ -67,6 +67,20 @@ struct run_options {
 CLI::App* add_run_command(CLI::App& app, run_options& o);
 int run_command(const run_options& o);
 
+/// `hhg bench [--scenario S,...] [--methods M,...] [--n N,...] [--steps S] [--seed K]
+/// [--json FILE] [--csv FILE] [--quick]`
+struct bench_options {
+  std::string scenarios;
+  std::string methods;
+  std::string ns;
+  std::size_t steps = 0;  // 0: 10, or 5 with --quick
+  std::uint64_t seed = 1;
+  std::string json, csv;
+  bool quick = false;
+};
+CLI::App* add_bench_command(CLI::App& app, bench_options& o);
+int bench_command(const bench_options& o);
+
 /// --check compares with the O(N^2) brute force: refused above this many objects.
 inline constexpr std::size_t max_check_objects = 20000;
 

@@ -52,9 +52,11 @@ int dispatch(int argc, char** argv) {
   hhg::cli::pairs_options pairs_opts;
   hhg::cli::replay_options replay_opts;
   hhg::cli::run_options run_opts;
+  hhg::cli::bench_options bench_opts;
   CLI::App* pairs = hhg::cli::add_pairs_command(app, pairs_opts);
   CLI::App* replay = hhg::cli::add_replay_command(app, replay_opts);
   CLI::App* run = hhg::cli::add_run_command(app, run_opts);
+  CLI::App* bench = hhg::cli::add_bench_command(app, bench_opts);
   // Set after the subcommands are added: they would inherit it.
   app.footer(
       "Run 'hhg SUBCOMMAND --help' for the flags of a subcommand.\n"
@@ -70,6 +72,7 @@ int dispatch(int argc, char** argv) {
   if (pairs->parsed()) return hhg::cli::pairs_command(pairs_opts);
   if (replay->parsed()) return hhg::cli::replay_command(replay_opts);
   if (run->parsed()) return hhg::cli::run_command(run_opts);
+  if (bench->parsed()) return hhg::cli::bench_command(bench_opts);
 
   std::cerr << app.help();
   return hhg::cli::exit_usage;
