@@ -26,6 +26,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bench_peers.hpp"
 #include "commands.hpp"
 #include "hhg/scenes.hpp"
 #include "methods.hpp"
@@ -227,6 +228,16 @@ bool decode(const std::string& line, result& r) {
 result run_child(const std::string& method, const std::string& scenario, std::size_t n, std::size_t steps,
                  std::uint64_t seed) {
   if (method == "grid") return measure(plain_grid<3, double>(), scenario, n, steps, seed);
+#ifdef HHG_HAVE_BULLET
+  if (method == "bullet-dbvt") return measure(peers::bullet(false), scenario, n, steps, seed);
+  if (method == "bullet-sap") return measure(peers::bullet(true), scenario, n, steps, seed);
+#endif
+#ifdef HHG_HAVE_FCL
+  if (method.rfind("fcl-", 0) == 0) return measure(peers::fcl_manager(method), scenario, n, steps, seed);
+#endif
+#ifdef HHG_HAVE_CGAL
+  if (method == "cgal") return measure(peers::cgal(), scenario, n, steps, seed);
+#endif
   if (method == "hhg-rebuild") {
     config c;
     c.strategy = update_strategy::rebuild;
@@ -360,6 +371,8 @@ int bench_command(const bench_options& o) {
   std::vector<std::string> all_methods = method_names();
   all_methods.insert(all_methods.begin() + 1, "hhg-rebuild");
   all_methods.push_back("grid");
+  for (const auto& p : peers::all_names()) all_methods.push_back(p);
+  const std::vector<std::string> present = peers::available();
   std::vector<std::string> scenarios = o.scenarios.empty() ? all_scenarios : split(o.scenarios);
   std::vector<std::string> methods = o.methods.empty() ? all_methods : split(o.methods);
   for (const auto& s : scenarios)
@@ -420,7 +433,14 @@ int bench_command(const bench_options& o) {
         r.scenario = j.scenario;
         r.n = n;
         r.steps = steps;
-        if (m == "brute" && n > 20000) {
+        const bool is_peer = std::find(peers::all_names().begin(), peers::all_names().end(), m) != peers::all_names().end();
+        if (is_peer && std::find(present.begin(), present.end(), m) == present.end()) {
+          r.note = "skipped: not compiled in (library not found when hhg was built)";
+        } else if (m == "fcl-itree") {
+          r.note = "skipped: FCL 0.7's IntervalTreeCollisionManager crashed (segfault) after update(objects) here";
+        } else if ((m == "fcl-sap" || m == "fcl-shash") && n > 20000) {
+          r.note = "skipped: above 20000 objects (15 us per object per step already at 3000)";
+        } else if (m == "brute" && n > 20000) {
           r.note = "skipped: O(N^2) above 20000 objects";
         } else if ((m == "uniform" || m == "multilevel" || m == "hierarchical" || m == "grid") && j.scenario == "mixed" &&
                    n > 20000) {
