@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Plots the results of `hhg bench --json FILE` in the style of the thesis'
+figures: per scenario, time per step against N on log-log axes (one line per
+method), and a bar chart of the time per object per step at the largest N.
+
+Run with Debian's Python (it has matplotlib):
+    /usr/bin/python3 scripts/plot_bench.py docs/benchmarks/results.json docs/benchmarks
+"""
+import json
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: plot_bench.py RESULTS.json OUTPUT_DIR")
+    with open(sys.argv[1]) as f:
+        data = json.load(f)
+    out = sys.argv[2]
+    os.makedirs(out, exist_ok=True)
+    rows = [r for r in data["results"] if r["step_ms_median"] > 0]
+    scenarios = []
+    for r in rows:
+        if r["scenario"] not in scenarios:
+            scenarios.append(r["scenario"])
+    machine = data.get("machine", {})
+    for sc in scenarios:
+        sel = [r for r in rows if r["scenario"] == sc]
+        methods = []
+        for r in sel:
+            if r["method"] not in methods:
+                methods.append(r["method"])
+        fig, ax = plt.subplots(figsize=(7, 5))
+        for m in methods:
+            pts = sorted((r["n"], r["step_ms_median"]) for r in sel if r["method"] == m)
+            if not pts:
+                continue
+            style = "-o" if m.startswith("hhg") else "--."
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=m, linewidth=2 if m == "hhg" else 1)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("objects N")
+        ax.set_ylabel("time per step (update + detection), ms, median")
+        ax.set_title(f"scenario '{sc}'")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7, ncol=2)
+        fig.text(0.01, 0.01, machine.get("cpu", ""), fontsize=6)
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, f"time_vs_n_{sc}.png"), dpi=110)
+        plt.close(fig)
+        nmax = max(r["n"] for r in sel)
+        big = [r for r in sel if r["n"] == nmax]
+        big.sort(key=lambda r: r["step_ms_median"])
+        fig, ax = plt.subplots(figsize=(7, 4))
+        ax.barh([r["method"] for r in big], [r["step_ms_median"] * 1e6 / r["n"] for r in big],
+                color=["tab:red" if r["method"] == "hhg" else "tab:blue" for r in big])
+        ax.set_xscale("log")
+        ax.set_xlabel("ns per object per step (median)")
+        ax.set_title(f"scenario '{sc}', N = {nmax}")
+        ax.invert_yaxis()
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, f"bars_{sc}.png"), dpi=110)
+        plt.close(fig)
+    print(f"plots written to {out}")
+
+
+if __name__ == "__main__":
+    main()
