@@ -9,6 +9,7 @@
 // steps. Pairs per step must agree across methods: a mismatch is reported and
 // gives exit status 1. See docs/benchmarks/README.md.
 #include <sys/resource.h>
+#include <csignal>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -255,7 +256,7 @@ result run_child(const std::string& method, const std::string& scenario, std::si
 }
 
 std::optional<result> run_isolated(const std::string& method, const std::string& scenario, std::size_t n,
-                                   std::size_t steps, std::uint64_t seed, std::string& error) {
+                                   std::size_t steps, std::uint64_t seed, unsigned timeout_s, std::string& error) {
   int fd[2];
   if (pipe(fd) != 0) {
     error = "pipe failed";
@@ -269,6 +270,7 @@ std::optional<result> run_isolated(const std::string& method, const std::string&
   }
   if (pid == 0) {
     close(fd[0]);
+    alarm(timeout_s);  // a run that takes longer is killed and reported as timed out
     int code = 0;
     std::string line;
     try {
@@ -304,6 +306,10 @@ std::optional<result> run_isolated(const std::string& method, const std::string&
   res.scenario = scenario;
   res.n = n;
   res.steps = steps;
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
+    error = "timed out after " + std::to_string(timeout_s) + " s";
+    return std::nullopt;
+  }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !decode(text, res)) {
     error = text.empty() ? "the run crashed" : text.substr(0, text.find('\n'));
     return std::nullopt;
@@ -362,6 +368,8 @@ CLI::App* add_bench_command(CLI::App& app, bench_options& o) {
   sub->add_option("--json", o.json, "Write the results as JSON to this file");
   sub->add_option("--csv", o.csv, "Write the results as CSV to this file");
   sub->add_flag("--quick", o.quick, "A small run (under a minute): the one CI runs");
+  sub->add_option("--timeout", o.timeout, "Seconds a single run may take before it is skipped as too slow")
+      ->check(CLI::Range(1, 86400));
   return sub;
 }
 
@@ -448,7 +456,7 @@ int bench_command(const bench_options& o) {
         } else {
           std::fprintf(stderr, "hhg bench: [%zu/%zu] %s n=%zu %s ...\n", done, total, j.scenario.c_str(), n, m.c_str());
           std::string error;
-          if (auto got = run_isolated(m, j.scenario, n, steps, o.seed, error)) {
+          if (auto got = run_isolated(m, j.scenario, n, steps, o.seed, o.timeout, error)) {
             r = *got;
             if (reference_counts.empty()) {
               reference_counts = r.pair_counts;
@@ -460,6 +468,8 @@ int bench_command(const bench_options& o) {
                            j.scenario.c_str(), n, m.c_str(), r.pair_counts.c_str(), reference_method.c_str(),
                            reference_counts.c_str());
             }
+          } else if (error.rfind("timed out", 0) == 0) {
+            r.note = "skipped: " + error;  // too slow for this size: noted, not an error
           } else {
             r.note = "failed: " + error;
             mismatch = true;

@@ -68,7 +68,7 @@ CLI::App* add_run_command(CLI::App& app, run_options& o);
 int run_command(const run_options& o);
 
 /// `hhg bench [--scenario S,...] [--methods M,...] [--n N,...] [--steps S] [--seed K]
-/// [--json FILE] [--csv FILE] [--quick]`
+/// [--json FILE] [--csv FILE] [--quick] [--timeout SECONDS]`
 struct bench_options {
   std::string scenarios;
   std::string methods;
@@ -77,6 +77,7 @@ struct bench_options {
   std::uint64_t seed = 1;
   std::string json, csv;
   bool quick = false;
+  unsigned timeout = 120;  // seconds per (scenario, N, method) run
 };
 CLI::App* add_bench_command(CLI::App& app, bench_options& o);
 int bench_command(const bench_options& o);
