@@ -55,6 +55,10 @@ int dispatch(int argc, char** argv) {
   CLI::App* pairs = hhg::cli::add_pairs_command(app, pairs_opts);
   CLI::App* replay = hhg::cli::add_replay_command(app, replay_opts);
   CLI::App* run = hhg::cli::add_run_command(app, run_opts);
+  hhg::cli::query_options query_opts;
+  hhg::cli::neighbors_options neighbors_opts;
+  CLI::App* query = hhg::cli::add_query_command(app, query_opts);
+  CLI::App* neighbors = hhg::cli::add_neighbors_command(app, neighbors_opts);
   // Set after the subcommands are added: they would inherit it.
   app.footer(
       "Run 'hhg SUBCOMMAND --help' for the flags of a subcommand.\n"
@@ -70,6 +74,8 @@ int dispatch(int argc, char** argv) {
   if (pairs->parsed()) return hhg::cli::pairs_command(pairs_opts);
   if (replay->parsed()) return hhg::cli::replay_command(replay_opts);
   if (run->parsed()) return hhg::cli::run_command(run_opts);
+  if (query->parsed()) return hhg::cli::query_command(query_opts);
+  if (neighbors->parsed()) return hhg::cli::neighbors_command(neighbors_opts);
 
   std::cerr << app.help();
   return hhg::cli::exit_usage;
