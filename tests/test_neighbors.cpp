@@ -3,6 +3,7 @@
 // on a lattice at exactly the radius, zero radius, two sets, incremental moves.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <vector>
@@ -62,6 +63,15 @@ void check_all() {
       cl.neighbors(got);
       const auto want = brute<D, T>(pts, pts, r, true);
       ASSERT_EQ(got.offsets, want.offsets);
+      ASSERT_EQ(got.indices, want.indices);
+      // unordered lists: the same sets
+      cl.neighbors(got, false);
+      ASSERT_EQ(got.offsets, want.offsets);
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        const auto b = got.indices.begin() + static_cast<std::ptrdiff_t>(got.offsets[i]);
+        const auto e = got.indices.begin() + static_cast<std::ptrdiff_t>(got.offsets[i + 1]);
+        std::sort(b, e);
+      }
       ASSERT_EQ(got.indices, want.indices);
       // a second set
       const auto qs = make_points<D, T>(kind, 300, 77);
