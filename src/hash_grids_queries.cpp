@@ -24,10 +24,13 @@
 // and by a rounding margin, is searched. Consecutive columns are distinct
 // indices, so no cell is visited twice. This is the 3D-DDA of Amanatides and
 // Woo with a one-cell-wide "fat" footprint, organised by columns so that
-// rounding can only widen the footprint, never skip a cell at a corner. Rays
-// whose walk would be longer than the level's occupied cells (infinite rays,
-// long rays over sparse levels) or would wrap around the hashed grid scan the
-// level instead. The closest-hit query keeps the candidates of the walk in a
+// rounding can only widen the footprint, never skip a cell at a corner. A
+// walk is limited to about twice the level's occupied cells and to less than
+// one turn around the hashed grid; a longer (or infinite) ray walks whole
+// columns up to there, and the rest of the level is then scanned, skipping
+// objects whose unwrapped column was walked (the walk in turn skips objects
+// of other unwrapped columns that share a visited hashed cell), so every
+// object is tested once. The closest-hit query keeps the candidates of the walk in a
 // heap by entry parameter and hands them to the exact test once the walk is
 // past them, so the walk stops as soon as it is beyond the shortened ray.
 #include <queue>
@@ -157,42 +160,61 @@ bool walk_ray(const state_t<D, T>& s, const typename state_t<D, T>::grid& g, con
     if (std::fabs(static_cast<double>(r.direction[i])) > std::fabs(static_cast<double>(r.direction[a]))) a = i;
   const double da = r.direction[a];
   const double t1 = r.max_t;
-  bool scan = s.rebuild_pending || !std::isfinite(t1) || da == 0;
+  const auto full_scan = [&]() {
+    if (!on_column(0.0)) return true;
+    return scan_grid<D, T>(g, on_entry);
+  };
+  if (s.rebuild_pending || da == 0) return full_scan();
+  const double c = g.cell_size;
+  // The longest walk: no wrap around the hashed grid on any axis, and about
+  // 2 * (occupied cells) cell visits. A longer ray (an infinite one too) is
+  // walked up to there; the rest of the level is scanned afterwards, skipping
+  // the walked columns, unless the closest-hit search is already done.
+  double tlim = std::max(4.0, (2.0 * static_cast<double>(g.occupied.size()) + 64) / (D == 3 ? 16.0 : 4.0)) * c /
+                std::fabs(da);
+  for (int i = 0; i < D; ++i) {
+    const double di = std::fabs(static_cast<double>(r.direction[i]));
+    if (di != 0) tlim = std::min(tlim, (static_cast<double>(g.mask[i]) + 1 - 6) * c / di);
+  }
+  if (!(tlim > 0)) return full_scan();
+  const bool partial = !(t1 <= tlim);
+  const double t1w = partial ? tlim : t1;
   std::array<double, D> p0{}, p1{};
   double mag = 0;
-  for (int i = 0; i < D && !scan; ++i) {
+  for (int i = 0; i < D; ++i) {
     p0[i] = r.origin[i];
-    p1[i] = static_cast<double>(r.origin[i]) + t1 * static_cast<double>(r.direction[i]);
+    p1[i] = static_cast<double>(r.origin[i]) + t1w * static_cast<double>(r.direction[i]);
     mag = std::max({mag, std::fabs(p0[i]), std::fabs(p1[i])});
-    if (!(mag * g.inv <= kHuge)) scan = true;
+    if (!(mag * g.inv <= kHuge)) return full_scan();
   }
   // rounding margin in cells (generous: see the notes)
   const double eps = 0x1p-20 + mag * g.inv * 0x1p-30;
   std::array<std::int64_t, D> glo{}, ghi{};
-  double cost = 1;
-  for (int i = 0; i < D && !scan; ++i) {
+  for (int i = 0; i < D; ++i) {
     glo[i] = floor_to_int(std::min(p0[i], p1[i]) * g.inv - eps) - 1;
     ghi[i] = floor_to_int(std::max(p0[i], p1[i]) * g.inv + eps);
-    if (ghi[i] - glo[i] + 1 > std::int64_t{g.mask[i]} + 1) scan = true;
-    // a column is about 4 cells wide on every other axis
-    cost *= i == a ? static_cast<double>(ghi[i] - glo[i] + 1) : 4.0;
+    if (ghi[i] - glo[i] + 1 > std::int64_t{g.mask[i]} + 1) return full_scan();
   }
-  if (scan || cost > 2.0 * static_cast<double>(g.occupied.size()) + 64) {
-    if (!on_column(0.0)) return true;
-    return scan_grid<D, T>(g, on_entry);
-  }
-  const double c = g.cell_size;
   const std::int64_t step = da > 0 ? 1 : -1;
   const std::int64_t first = da > 0 ? glo[a] : ghi[a], last = da > 0 ? ghi[a] : glo[a];
   const double o_a = r.origin[a];
-  const double tpad = t1 * 0x1p-30 + c / std::fabs(da) * 0x1p-20;
+  const double tpad = t1w * 0x1p-30 + c / std::fabs(da) * 0x1p-20;
+  // unwrapped column of an object (its min corner's cell index on axis a)
+  const auto column_of = [&](const typename S::entry& e) {
+    return floor_to_int(static_cast<double>(e.min(a)) * g.inv);
+  };
+  std::int64_t m_stop = last + step;
   std::array<std::uint32_t, D> cc{};
   for (std::int64_t m = first;; m += step) {
     double ta = (static_cast<double>(m) * c - o_a) / da;
     double tb = (static_cast<double>(m + 2) * c - o_a) / da;
     if (ta > tb) std::swap(ta, tb);
+    if (partial && tb + tpad > t1w) {  // this column reaches past the walk
+      m_stop = m;
+      break;
+    }
     ta = std::max(0.0, ta - tpad);
-    tb = std::min(t1, tb + tpad);
+    tb = std::min(t1w, tb + tpad);
     if (ta <= tb) {
       if (!on_column(ta)) return true;
       std::array<std::int64_t, D> lo{}, hi{};
@@ -211,8 +233,12 @@ bool walk_ray(const state_t<D, T>& s, const typename state_t<D, T>::grid& g, con
         if (rr == 0) return true;
         const auto& oc = g.occupied[rr - 1];
         const auto* e = g.pool.data() + oc.block;
-        for (std::uint32_t j = 0; j < oc.count; ++j)
+        for (std::uint32_t j = 0; j < oc.count; ++j) {
+          // a partial walk leaves objects of other unwrapped columns that
+          // share the hashed cell to the scan of the rest
+          if (partial && column_of(e[j]) != m) continue;
           if (!on_entry(e[j])) return false;
+        }
         return true;
       };
       if constexpr (D == 2) {
@@ -238,7 +264,17 @@ bool walk_ray(const state_t<D, T>& s, const typename state_t<D, T>::grid& g, con
     }
     if (m == last) break;
   }
-  return true;
+  if (!partial) return true;
+  // the rest of the level: objects whose column was not walked
+  const double t_rest = std::max(0.0, std::min((static_cast<double>(m_stop) * c - o_a) / da,
+                                               (static_cast<double>(m_stop + 2) * c - o_a) / da) - tpad);
+  if (!on_column(t_rest)) return true;
+  const std::int64_t walked = (m_stop - first) * step;
+  return scan_grid<D, T>(g, [&](const typename S::entry& e) {
+    const std::int64_t rel = (column_of(e) - first) * step;
+    if (rel >= 0 && rel < walked) return true;
+    return on_entry(e);
+  });
 }
 
 // Every ray candidate: on_column / on_entry per region (apart, list, levels).

@@ -380,3 +380,41 @@ TEST(QueriesThreads, ConstQueriesRunConcurrently) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Queries, LongRaysOverWrappedSmallGrids) {
+  // 4 cells per axis: objects far apart share hashed cells, long and infinite
+  // rays walk part of each level and scan the rest
+  hhg::config c;
+  c.initial_cells = {4, 4, 4};
+  c.activation_threshold = 0;
+  hhg::hash_grids<3, double> m(c);
+  oracle<3, double> o;
+  hhg::scenes::rng g(17);
+  for (int i = 0; i < 300; ++i) {
+    const double s = i % 10 == 0 ? 8.0 : 1.0;
+    const double x = static_cast<double>(g.below(200)) - 100, y = static_cast<double>(g.below(9)) - 4,
+                 z = static_cast<double>(g.below(5)) - 2;
+    const hhg::box<3, double> b{{x, y, z}, {x + s, y + s * 0.5, z + s * 0.25}};
+    o.live.push_back({m.insert(b), b});
+  }
+  std::vector<ray_hit> hits;
+  for (int k = 0; k < 300; ++k) {
+    hhg::ray<3, double> r;
+    r.origin = {g.uniform(-120, 120), g.uniform(-6, 6), g.uniform(-3, 3)};
+    r.direction = {g.below(2) ? 1.0 : -1.0, k % 3 ? g.uniform(-0.05, 0.05) : 0.0, k % 5 ? g.uniform(-0.02, 0.02) : 0.0};
+    r.max_t = k % 2 ? std::numeric_limits<double>::infinity() : g.uniform(0, 300);
+    m.ray_hits(r, hits);
+    const auto want = o.rays(r);
+    ASSERT_EQ(hits, want) << k;
+    const ray_hit f = m.first_ray_hit(r);
+    if (want.empty()) {
+      ASSERT_FALSE(f.id);
+    } else {
+      ASSERT_EQ(f, want.front()) << k;
+    }
+  }
+}
+
+}  // namespace

@@ -155,8 +155,8 @@ class hash_grids {
   /// hhg::error(nan_coordinate) for a non-finite origin or direction or a NaN
   /// max_t, errc::inverted_box for max_t < 0. Grid levels are walked along the
   /// ray column by column (a 3D-DDA over the dominant axis, widened by the
-  /// level's reach); a level whose walk is longer than its occupied cells
-  /// (e.g. an infinite ray) is scanned instead.
+  /// level's reach); past about twice the level's occupied cells (e.g. an
+  /// infinite ray) the rest of the level is scanned, skipping what was walked.
   bool for_each_ray_hit(const ray<D, T>& r, ray_visitor v) const;
   /// Clears `out` and appends every crossed object, in order of entry
   /// parameter (ties by handle index).

@@ -2,9 +2,9 @@
 // molecular dynamics): for every point, every point within distance r.
 //
 // Method: a cell list with sorted storage. Cells are cubes of edge slightly
-// above r; the points are sorted by cell (row-major cell key) into one
+// above r / 2; the points are sorted by cell (row-major cell key) into one
 // contiguous array of coordinates, so a cell's points are adjacent in memory
-// and the 3^D cells around a cell are, per row, one contiguous run. The walk
+// and the 5^D cells around a cell are, per row, one contiguous run. The walk
 // goes cell by cell in key order with one forward-only cursor per neighbour
 // row, so finding the neighbour cells costs O(1) amortized (no hashing, no
 // binary search). Results are compact lists (offsets + indices).
