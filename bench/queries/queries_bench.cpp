@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <numbers>
 #include <vector>
 
@@ -138,9 +139,17 @@ void rays(std::size_t n, int reps) {
     firsts = 0;
     for (const auto& r : rs) firsts += hg.first_ray_hit(r).id ? 1 : 0;
   });
+  auto inf_rays = rs;
+  for (auto& r : inf_rays) r.max_t = std::numeric_limits<double>::infinity();
+  std::size_t inf_firsts = 0;
+  const double t_inf = median_ms(reps, [&] {
+    inf_firsts = 0;
+    for (const auto& r : inf_rays) inf_firsts += hg.first_ray_hit(r).id ? 1 : 0;
+  });
   std::printf("rays N=%zu boxes, %zu segments of length 20: %.2f hits per ray\n", n, nr,
               static_cast<double>(hits) / static_cast<double>(nr));
   std::printf("  hhg all hits    %9.2f ms\n  hhg first hit   %9.2f ms\n", t_all, t_first);
+  std::printf("  hhg first hit, infinite rays %9.2f ms (%zu of %zu hit)\n", t_inf, inf_firsts, nr);
 #if defined(HHG_HAVE_BULLET)
   btDbvtBroadphase bp;
   for (std::size_t i = 0; i < boxes.size(); ++i) {
