@@ -82,6 +82,27 @@ struct bench_options {
 CLI::App* add_bench_command(CLI::App& app, bench_options& o);
 int bench_command(const bench_options& o);
 
+/// `hhg query --boxes FILE (--aabb|--point|--sphere|--ray|--nearest) QUERIES
+/// [--k K] [--closest] [--dim 2|3]` (apps/hhg/query.cpp)
+struct query_options {
+  std::string boxes;
+  std::string aabb, point, sphere, ray, nearest;
+  std::size_t k = 1;
+  bool closest = false;
+  int dim = 0;
+};
+CLI::App* add_query_command(CLI::App& app, query_options& o);
+int query_command(const query_options& o);
+
+/// `hhg neighbors --radius R [--dim 2|3] [POINTS]` (apps/hhg/neighbors.cpp)
+struct neighbors_options {
+  double radius = -1;
+  int dim = 0;
+  std::string file;
+};
+CLI::App* add_neighbors_command(CLI::App& app, neighbors_options& o);
+int neighbors_command(const neighbors_options& o);
+
 /// --check compares with the O(N^2) brute force: refused above this many objects.
 inline constexpr std::size_t max_check_objects = 20000;
 

@@ -57,6 +57,10 @@ int dispatch(int argc, char** argv) {
   CLI::App* replay = hhg::cli::add_replay_command(app, replay_opts);
   CLI::App* run = hhg::cli::add_run_command(app, run_opts);
   CLI::App* bench = hhg::cli::add_bench_command(app, bench_opts);
+  hhg::cli::query_options query_opts;
+  hhg::cli::neighbors_options neighbors_opts;
+  CLI::App* query = hhg::cli::add_query_command(app, query_opts);
+  CLI::App* neighbors = hhg::cli::add_neighbors_command(app, neighbors_opts);
   // Set after the subcommands are added: they would inherit it.
   app.footer(
       "Run 'hhg SUBCOMMAND --help' for the flags of a subcommand.\n"
@@ -73,6 +77,8 @@ int dispatch(int argc, char** argv) {
   if (replay->parsed()) return hhg::cli::replay_command(replay_opts);
   if (run->parsed()) return hhg::cli::run_command(run_opts);
   if (bench->parsed()) return hhg::cli::bench_command(bench_opts);
+  if (query->parsed()) return hhg::cli::query_command(query_opts);
+  if (neighbors->parsed()) return hhg::cli::neighbors_command(neighbors_opts);
 
   std::cerr << app.help();
   return hhg::cli::exit_usage;

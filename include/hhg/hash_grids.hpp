@@ -22,6 +22,7 @@
 #include "hhg/config.hpp"
 #include "hhg/error.hpp"
 #include "hhg/handle.hpp"
+#include "hhg/queries.hpp"
 #include "hhg/stats.hpp"
 
 namespace hhg {
@@ -119,6 +120,68 @@ class hash_grids {
   /// farther out is placed on a coarser grid level where the bound holds, so
   /// it is still paired exactly. See docs/hash_grids.md, "Precision".
   static double precision_limit() noexcept;
+
+  // ===== queries (docs/queries.md) ===========================================
+  // All queries are const: any number of them may run concurrently with each
+  // other (they use only local scratch), but not with a non-const member.
+  // Matches follow the predicates of hhg/queries.hpp exactly (closed overlap,
+  // unbounded objects included). Each grid level is searched only in the cells
+  // that can hold a match: the cell range of the query box widened by the
+  // level's reach (objects are smaller than a cell); when that range holds
+  // more cells than the level has occupied cells, the occupied cells are
+  // scanned instead, so a query costs O(min(range, occupied cells) + matches)
+  // per level. Objects before grid activation, unbounded objects, and (with
+  // the rebuild strategy) objects moved since the last update() are tested
+  // one by one. Bad query input throws hhg::error and has no effect.
+
+  /// Visits every object whose box overlaps `q` (closed) until `v` returns
+  /// false. Returns false when stopped early.
+  bool for_each_overlapping(const box_type& q, object_visitor v) const;
+  /// Clears `out` and appends the handles of every object overlapping `q`.
+  void overlapping(const box_type& q, std::vector<handle>& out) const;
+  std::vector<handle> overlapping(const box_type& q) const;
+
+  /// Objects whose box contains point `p` (closed).
+  bool for_each_containing(const std::array<T, D>& p, object_visitor v) const;
+  void containing(const std::array<T, D>& p, std::vector<handle>& out) const;
+
+  /// Objects whose box meets the closed sphere (box_meets_sphere). Throws
+  /// hhg::error(nan_coordinate) for a NaN, errc::inverted_box for radius < 0.
+  bool for_each_in_sphere(const std::array<T, D>& center, double radius, object_visitor v) const;
+  void in_sphere(const std::array<T, D>& center, double radius, std::vector<handle>& out) const;
+
+  /// Every object whose box the ray crosses (ray_box_entry >= 0), unordered,
+  /// with its entry parameter, until `v` returns false. Throws
+  /// hhg::error(nan_coordinate) for a non-finite origin or direction or a NaN
+  /// max_t, errc::inverted_box for max_t < 0. Grid levels are walked along the
+  /// ray column by column (a 3D-DDA over the dominant axis, widened by the
+  /// level's reach); past about twice the level's occupied cells (e.g. an
+  /// infinite ray) the rest of the level is scanned, skipping what was walked.
+  bool for_each_ray_hit(const ray<D, T>& r, ray_visitor v) const;
+  /// Clears `out` and appends every crossed object, in order of entry
+  /// parameter (ties by handle index).
+  void ray_hits(const ray<D, T>& r, std::vector<ray_hit>& out) const;
+  /// The first object in entry order (ties by handle index); id null when none.
+  ray_hit first_ray_hit(const ray<D, T>& r) const;
+  /// Some crossed object (stops at the first one found); id null when none.
+  ray_hit any_ray_hit(const ray<D, T>& r) const;
+  /// The waLBerla closest-hit query: candidates are handed to `exact` in
+  /// increasing entry order per search region, only while their entry
+  /// parameter is <= the current max_t; each exact hit shortens the ray, and
+  /// the walk along the ray stops once it is past max_t. Returns the hit with
+  /// the smallest exact t (ties: the first found); id null when none.
+  ray_hit closest_ray_hit(const ray<D, T>& r, exact_ray_test exact) const;
+
+  /// Clears `out` and appends the k objects nearest to `p` by box distance
+  /// (box_distance_squared), nearest first, ties by handle index (fewer when
+  /// fewer are stored). Grows a cube around p by doubling until it holds k
+  /// objects within its half width: O(log(spread) * box query).
+  void nearest(const std::array<T, D>& p, std::size_t k, std::vector<handle>& out) const;
+
+  /// Batch forms: one result list per query; out[i] answers queries[i].
+  void overlapping(const std::vector<box_type>& queries, std::vector<std::vector<handle>>& out) const;
+  void ray_hits(const std::vector<ray<D, T>>& rays, std::vector<std::vector<ray_hit>>& out) const;
+  // ===== end of queries =======================================================
 
  private:
   std::unique_ptr<detail::hash_grids_state<D, T>> s_;
