@@ -198,7 +198,16 @@ handle hash_grids<D, T>::insert(const box_type& b) {
     throw;
   }
   ++s.count;
-  if (!s.active && s.count > s.cfg.activation_threshold) s.activate();
+  if (!s.active && s.count > s.cfg.activation_threshold) {
+    try {
+      s.activate();
+    } catch (...) {  // activation rolled back: undo the insert too
+      s.unplace(h.index);
+      s.unnew_slot(h.index, s.slots.size() != slot_count);
+      --s.count;
+      throw;
+    }
+  }
   return h;
 }
 
@@ -206,6 +215,7 @@ template <int D, class T>
 void hash_grids<D, T>::remove(handle h) {
   auto& s = *s_;
   if (!s.live(h)) detail::throw_invalid_handle("hash_grids::remove");
+  s.prepare_unplace(h.index);
   s.unplace(h.index);
   s.release_slot(h.index);
   --s.count;
@@ -236,6 +246,8 @@ void hash_grids<D, T>::move(handle h, const box_type& b) {
           e.set_reach(state::reach_of(g, b));
           return;
         }
+        s.prepare_remove(place, sl.cell);  // reserve first: nothing below can fail
+        s.prepare_add(place, code);
         s.remove_from_grid(place, sl.cell, sl.at);
         s.add_to_grid(place, state::entry::make(b, h));
         return;
@@ -245,9 +257,13 @@ void hash_grids<D, T>::move(handle h, const box_type& b) {
     s.list[sl.at].set(b);
     return;
   }
-  // change of grid or of list: remove, then place (a new grid may be created)
+  // change of grid or of list: remove, then place (a new grid may be
+  // created); everything both need is reserved first
+  const auto e = state::entry::make(b, h);
+  s.prepare_unplace(h.index);
+  s.prepare_place(e);
   s.unplace(h.index);
-  s.place(state::entry::make(b, h));
+  s.place(e);
 }
 
 template <int D, class T>

@@ -324,8 +324,12 @@ struct hash_grids_state {
     if (grids.size() >= kMaxGrids)
       throw error(errc::capacity, "hhg: more than 250 grid levels needed (sizes span too many decades "
                                   "for this hierarchy factor)");
-    grids.emplace_back();
-    init_grid(grids.back(), cell_size, lower);
+    // Everything that can fail first (out of memory leaves no half-made grid).
+    grid g;
+    init_grid(g, cell_size, lower);
+    levels.reserve(levels.size() + 1);
+    grids.reserve(grids.size() + 1);
+    grids.push_back(std::move(g));
     const auto id = static_cast<std::uint32_t>(grids.size() - 1);
     levels.insert(levels.begin() + static_cast<std::ptrdiff_t>(level_pos), id);
     return id;
@@ -413,6 +417,45 @@ struct hash_grids_state {
     return g.bricks[((g.dir[b] - 1) << kLocalBits) | (code & kLocalMask)];
   }
 
+  // ---- out of memory ---------------------------------------------------------
+  // add_to_grid and remove_from_grid must not fail half-way: prepare_add and
+  // prepare_remove reserve, beforehand, every capacity the operation can need
+  // (a reservation changes nothing a user can observe), so the operation
+  // itself never allocates. A free list is reserved before a block is
+  // returned to it.
+  void reserve_block(grid& g, int k) {
+    if (g.free_blocks[k].empty()) reserve_for(g.pool, g.pool.size() + class_capacity(k));
+  }
+  void prepare_add(std::uint32_t gid, std::uint32_t code) {
+    grid& g = grids[gid];
+    const std::uint32_t b = code >> kLocalBits;
+    if (g.dir[b] == 0 && g.free_bricks.empty()) {
+      reserve_for(g.bricks, g.bricks.size() + kBrickCells);
+      reserve_for(g.brick_fill, g.brick_fill.size() + 1);
+    }
+    const std::uint32_t r = lookup(g, code);
+    if (r == 0) {
+      reserve_block(g, base_class);
+      reserve_for(g.occupied, g.occupied.size() + 1);
+    } else {
+      const occupied_cell& oc = g.occupied[r - 1];
+      if (oc.count == class_capacity(static_cast<int>(oc.klass)) && oc.klass + 1 < static_cast<std::uint32_t>(kClasses)) {
+        reserve_block(g, static_cast<int>(oc.klass) + 1);
+        reserve_for(g.free_blocks[oc.klass], g.free_blocks[oc.klass].size() + 1);
+      }
+    }
+  }
+  void prepare_remove(std::uint32_t gid, std::uint32_t code) {
+    grid& g = grids[gid];
+    const occupied_cell& oc = g.occupied[lookup(g, code) - 1];
+    reserve_for(g.free_blocks[oc.klass], g.free_blocks[oc.klass].size() + 1);
+    if (oc.count == 1) {
+      reserve_for(g.free_bricks, g.free_bricks.size() + 1);
+    } else if (static_cast<int>(oc.klass) > base_class && 2 * (oc.count - 1) <= class_capacity(static_cast<int>(oc.klass))) {
+      reserve_block(g, std::max(base_class, class_for(oc.count - 1)));
+    }
+  }
+
   // Adds entry e to grid gid (slot table updated). No growth check.
   void add_to_grid(std::uint32_t gid, const entry& e) {
     grid& g = grids[gid];
@@ -491,22 +534,43 @@ struct hash_grids_state {
   }
 
   // Section 3.4: double the cells per axis when objects > cells / density.
-  void maybe_grow(std::uint32_t gid) {
+  // Called before an object is added (`extra` = 1), so that a growth that
+  // runs out of memory fails the insert before anything changed.
+  void maybe_grow(std::uint32_t gid, std::size_t extra) {
     grid& g = grids[gid];
     const std::uint64_t cells = g.cell_count();
-    if (g.objects <= cells / cfg.minimal_grid_density) return;
+    if (g.objects + extra <= cells / cfg.minimal_grid_density) return;
     std::uint32_t total = 0;
     for (int i = 0; i < D; ++i) total += g.bits[i];
     if (total + D > 31) return;  // codes are 32-bit: a grid stops growing at 2^31 cells
+    // If memory runs out while the grown grid is built, the old grid is put
+    // back (and the slots pointed at it again), so the structure is exactly
+    // as before, and the error propagates: the insert fails cleanly.
     std::vector<entry> all;  // growth is rare: a local buffer keeps no memory afterwards
     all.reserve(g.objects);
     gather(g, all);
-    for (int i = 0; i < D; ++i) {
-      ++g.bits[i];
-      g.mask[i] = (1u << g.bits[i]) - 1;
+    grid old = g;  // a copy: the fallback
+    try {
+      for (int i = 0; i < D; ++i) {
+        ++g.bits[i];
+        g.mask[i] = (1u << g.bits[i]) - 1;
+      }
+      reset_grid(g);
+      for (const entry& e : all) {
+        prepare_add(gid, cell_of(g, e));
+        add_to_grid(gid, e);
+      }
+    } catch (const std::bad_alloc&) {
+      grids[gid] = std::move(old);
+      const grid& h = grids[gid];
+      for (const occupied_cell& oc : h.occupied)
+        for (std::uint32_t j = 0; j < oc.count; ++j) {
+          slot& sl = slots[h.pool[oc.block + j].id.index];
+          sl.cell = oc.cell;
+          sl.at = oc.block + j;
+        }
+      throw;
     }
-    reset_grid(g);
-    for (const entry& e : all) add_to_grid(gid, e);
   }
 
   // ---- slots -------------------------------------------------------------------
@@ -574,9 +638,30 @@ struct hash_grids_state {
       push_list(list, kPlaceList, e);
     } else {
       const std::uint32_t gid = grid_for(eff);
+      maybe_grow(gid, 1);
+      prepare_add(gid, cell_of(grids[gid], e));
       add_to_grid(gid, e);
-      maybe_grow(gid);
     }
+  }
+
+  // Reserves what place(e) will need, so that it cannot fail after an
+  // unplace (a move to another grid); may create e's grid level.
+  void prepare_place(const entry& e) {
+    const box_t b = e.box();
+    const double eff = effective_size(b);
+    if (!is_bounded(b) || std::isinf(eff)) {
+      reserve_for(apart, apart.size() + 1);
+    } else if (!active) {
+      reserve_for(list, list.size() + 1);
+    } else {
+      const std::uint32_t gid = grid_for(eff);
+      maybe_grow(gid, 1);
+      prepare_add(gid, cell_of(grids[gid], e));
+    }
+  }
+  void prepare_unplace(std::uint32_t index) {
+    const slot& sl = slots[index];
+    if (sl.place() < kMaxGrids) prepare_remove(sl.place(), sl.cell);
   }
 
   void unplace(std::uint32_t index) {
@@ -605,11 +690,26 @@ struct hash_grids_state {
     }
   }
 
+  // Out of memory half-way: every grid is dropped and the list restored,
+  // exactly as before (nothing here allocates), and the error is rethrown.
   void activate() {
     active = true;
     std::vector<entry> all;
     all.swap(list);  // releases the list's memory
-    for (const entry& e : all) place(e);
+    try {
+      for (const entry& e : all) place(e);
+    } catch (...) {
+      grids.clear();
+      levels.clear();
+      active = false;
+      list.swap(all);
+      for (std::uint32_t i = 0; i < list.size(); ++i) {
+        slot& sl = slots[list[i].id.index];
+        sl.set_place(kPlaceList);
+        sl.at = i;
+      }
+      throw;
+    }
   }
 
   // Rebuild strategy: clear every cell, reinsert every grid object.

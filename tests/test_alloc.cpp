@@ -1,5 +1,7 @@
 // No allocation in steady state: after a warm-up, a step of move() calls plus
-// a detection into a reused vector must not allocate.
+// a detection into a reused vector must not allocate. Out of memory: an
+// allocation failure at the k-th allocation of insert, move, remove or
+// detection, for every k, leaves the structure valid and unchanged.
 //
 // This file replaces the global allocation functions of the whole test program
 // with counting versions (malloc/free underneath); only the tests below read
@@ -12,15 +14,23 @@
 
 namespace {
 std::atomic<std::uint64_t> allocations{0};
+// When non-zero, the allocation with this number (allocations after it is
+// counted) throws std::bad_alloc: the out-of-memory tests set it.
+std::atomic<std::uint64_t> fail_at{0};
+
+void count_or_fail() {
+  const std::uint64_t k = allocations.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (k == fail_at.load(std::memory_order_relaxed)) throw std::bad_alloc();
+}
 
 void* counted_alloc(std::size_t n) {
-  allocations.fetch_add(1, std::memory_order_relaxed);
+  count_or_fail();
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
   throw std::bad_alloc();
 }
 
 void* counted_aligned_alloc(std::size_t n, std::align_val_t al) {
-  allocations.fetch_add(1, std::memory_order_relaxed);
+  count_or_fail();
   const auto a = static_cast<std::size_t>(al);
   const std::size_t size = n == 0 ? a : (n + a - 1) / a * a;
   if (void* p = std::aligned_alloc(a, size)) return p;
@@ -157,6 +167,121 @@ TYPED_TEST(NoAllocation, RebuildStrategy) {
   std::size_t pairs = 0;
   EXPECT_EQ(allocations_in_steady_state<TypeParam>(3000, 1e-3, c, false, &pairs), 0u);
   EXPECT_GT(pairs, 0u);
+}
+
+// --- out of memory ------------------------------------------------------------
+
+/// Everything a user can observe: the boxes of the given handles, whether
+/// each is stored, the size, and the pairs (as handle pairs, canonical).
+template <class M>
+struct observed {
+  std::vector<bool> stored;
+  std::vector<typename M::box_type> boxes;
+  std::size_t size = 0;
+  std::vector<handle_pair> pairs;
+  bool operator==(const observed& o) const {
+    if (stored != o.stored || size != o.size || pairs != o.pairs) return false;
+    for (std::size_t i = 0; i < boxes.size(); ++i)
+      for (int k = 0; k < M::dimension; ++k)
+        if (boxes[i].min[k] != o.boxes[i].min[k] || boxes[i].max[k] != o.boxes[i].max[k]) return false;
+    return true;
+  }
+};
+
+template <class M>
+observed<M> observe(M& m, const std::vector<handle>& hs) {
+  observed<M> o;
+  for (handle h : hs) {
+    o.stored.push_back(m.contains(h));
+    o.boxes.push_back(m.contains(h) ? m.get(h) : typename M::box_type{});
+  }
+  o.size = m.size();
+  m.find_pairs(o.pairs);
+  hhg::canonicalize(o.pairs);
+  return o;
+}
+
+/// Runs `op` on copies of `base` with the k-th allocation failing, k = 1, 2,
+/// ... until op completes without failing. After a failure the copy must be
+/// valid and observably unchanged (strong guarantee). Returns the number of
+/// allocation points tried.
+template <class M, class Op>
+int every_allocation_fails_cleanly(const M& base, const std::vector<handle>& hs, Op op, const char* what) {
+  for (int k = 1; k < 10000; ++k) {
+    M m = base;
+    const observed<M> before = observe(m, hs);
+    bool failed = false;
+    fail_at.store(allocations.load() + static_cast<std::uint64_t>(k));
+    try {
+      op(m);
+    } catch (const std::bad_alloc&) {
+      failed = true;
+    }
+    fail_at.store(0);
+    validate(m);
+    if (!failed) return k - 1;
+    EXPECT_TRUE(observe(m, hs) == before) << what << ": allocation " << k << " failed and the structure changed";
+    if (::testing::Test::HasFailure()) return k;
+  }
+  ADD_FAILURE() << what << ": never completed";
+  return 0;
+}
+
+template <class M>
+class OutOfMemory : public ::testing::Test {};
+TYPED_TEST_SUITE(OutOfMemory, method_types, method_names);
+
+TYPED_TEST(OutOfMemory, EveryOperationStrongGuarantee) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  TypeParam base = make_method<TypeParam>();
+  std::vector<handle> hs;
+  for (const auto& b : hhg::scenes::make_zoo_scene<D, T>(hhg::scenes::zoo::mixed, 300, 3)) hs.push_back(base.insert(b));
+  const auto far = cube<D, T>(1e6, 1);
+  const auto huge = cube<D, T>(0, 1e4);
+  int points = 0;
+  points += every_allocation_fails_cleanly(base, hs, [&](TypeParam& m) { m.insert(huge); }, "insert (new grid level)");
+  points += every_allocation_fails_cleanly(base, hs, [&](TypeParam& m) { m.insert(far); }, "insert (new cell)");
+  points += every_allocation_fails_cleanly(base, hs, [&](TypeParam& m) { m.move(hs[5], far); }, "move (new cell)");
+  points += every_allocation_fails_cleanly(base, hs, [&](TypeParam& m) { m.move(hs[6], huge); }, "move (new level)");
+  points += every_allocation_fails_cleanly(base, hs, [&](TypeParam& m) { m.remove(hs[7]); }, "remove");
+  points += every_allocation_fails_cleanly(
+      base, hs,
+      [&](TypeParam& m) {
+        std::vector<handle_pair> out;  // fresh: detection allocates its output
+        m.find_pairs(out);
+      },
+      "find_pairs");
+  this->RecordProperty("allocation_points", points);
+}
+
+// Inserts that trigger the hash grid's activation (the 33rd object) and the
+// growth of a grid (the 513th object of a 16^3 grid at density 8).
+TYPED_TEST(OutOfMemory, ActivationAndGrowth) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  hhg::scenes::thesis_params p;
+  p.n = 600;
+  p.seed = 5;
+  const hhg::scenes::thesis_scenario<D, T> scene(p);
+  for (const std::size_t n : {std::size_t{32}, std::size_t{512}}) {
+    TypeParam base = make_method<TypeParam>();
+    std::vector<handle> hs;
+    for (std::size_t i = 0; i < n; ++i) hs.push_back(base.insert(scene.boxes()[i]));
+    const auto next = scene.boxes()[n];
+    const int points = every_allocation_fails_cleanly(base, hs, [&](TypeParam& m) { m.insert(next); },
+                                                      n == 32 ? "insert (activation)" : "insert (growth)");
+    if constexpr (is_grids<TypeParam>) {
+      TypeParam after = base;
+      after.insert(next);
+      if (n == 32) {
+        EXPECT_TRUE(after.stats().grids_active);
+      } else {
+        EXPECT_GT(after.stats().grids[0].cell_count, base.stats().grids[0].cell_count) << "the grid grew";
+      }
+      EXPECT_GT(points, 0);
+    }
+  }
 }
 
 }  // namespace
