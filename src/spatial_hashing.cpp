@@ -43,7 +43,14 @@ std::int32_t ceil_log2(double x) {
   return m == 0.5 ? e - 1 : e;
 }
 
-std::int64_t cell_coord(double v, std::int32_t c) { return static_cast<std::int64_t>(std::floor(std::ldexp(v, -c))); }
+// floor(v / 2^c). ldexp is exact except where the result underflows: a tiny
+// negative v over a huge cell rounds to -0, whose floor (0) would put v in
+// the wrong cell and break the nesting of classes (found by the fuzzer).
+std::int64_t cell_coord(double v, std::int32_t c) {
+  const double t = std::ldexp(v, -c);
+  if (t == 0 && v < 0) return -1;
+  return static_cast<std::int64_t>(std::floor(t));
+}
 
 template <std::size_t D>
 std::uint32_t hash_cell(std::int32_t level, const std::array<std::int64_t, D>& c, unsigned bits) {
@@ -108,6 +115,16 @@ void cell_hash<D, T>::build(std::span<const box<D, T>> boxes, bool uniform, std:
       for (int k = 0; k < D; ++k)
         edge = std::max(edge, static_cast<double>(boxes[i].max[k]) - static_cast<double>(boxes[i].min[k]));
       if (edge == 0) lv[i] = std::max(lv[i], base);
+      // max - min is rounded: a box of edge 16 + 1e-30 computes as 16 and
+      // would span 3 cells of size 16. Raise the class until the box spans
+      // at most 2 cells per axis (found by the fuzzer).
+      for (bool fits = false; !fits;) {
+        fits = true;
+        for (int k = 0; k < D; ++k)
+          fits &= cell_coord(static_cast<double>(boxes[i].max[k]), lv[i]) -
+                      cell_coord(static_cast<double>(boxes[i].min[k]), lv[i]) <= 1;
+        if (!fits) ++lv[i];
+      }
     }
   }
   // 2. entries: every cell of the box at its class

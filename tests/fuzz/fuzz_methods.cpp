@@ -22,6 +22,7 @@
 #include "hhg/hierarchical_hashing.hpp"
 #include "hhg/linear_kdtree.hpp"
 #include "hhg/pivot_hashing.hpp"
+#include "hhg/queries.hpp"
 #include "hhg/spatial_hashing.hpp"
 #include "hhg/sweep_and_prune.hpp"
 
@@ -85,6 +86,18 @@ struct object {
   bool live;
 };
 
+// HHG_FUZZ_TRACE=1 prints every operation (to reproduce a failing input).
+const bool trace = std::getenv("HHG_FUZZ_TRACE") != nullptr;
+
+template <int D, class T>
+void print_box(const char* what, std::size_t id, const hhg::box<D, T>& b) {
+  if (!trace) return;
+  std::fprintf(stderr, "%s %zu:", what, id);
+  for (int i = 0; i < D; ++i) std::fprintf(stderr, " %.17g", static_cast<double>(b.min[i]));
+  for (int i = 0; i < D; ++i) std::fprintf(stderr, " %.17g", static_cast<double>(b.max[i]));
+  std::fprintf(stderr, "\n");
+}
+
 template <class F>
 int code_of(F&& f) {
   try {
@@ -110,23 +123,28 @@ void run(reader& r) {
   std::vector<hhg::handle_pair> got, want;
   int ops = 0;
   while (!r.empty() && ops++ < 400) {
-    const std::uint8_t op = r.byte() % 8;
+    const std::uint8_t op = r.byte() % 9;
     if (op <= 1 || objects.empty()) {  // insert
       if (objects.size() >= 96) continue;
       const auto b = make_box<D, T>(r);
       hhg::handle hs{}, hm{};
       const int cm = code_of([&] { hm = model.insert(b); });
       const int cs = code_of([&] { hs = m.insert(b); });
+      print_box<D, T>("insert", objects.size(), b);
       if (cm != cs) fail("insert: method and model disagree on accepting the box");
       if (cm == -1) objects.push_back({hs, hm, true});
     } else if (op <= 3) {  // move or resize an object (live or not)
-      object& o = objects[r.byte() % objects.size()];
+      const std::size_t which = r.byte() % objects.size();
+      object& o = objects[which];
       const auto b = make_box<D, T>(r);
+      print_box<D, T>("move", which, b);
       const int cm = code_of([&] { model.move(o.model, b); });
       const int cs = code_of([&] { m.move(o.subject, b); });
       if (cm != cs) fail("move: method and model disagree");
     } else if (op == 4) {  // remove (twice is an error)
-      object& o = objects[r.byte() % objects.size()];
+      const std::size_t which = r.byte() % objects.size();
+      if (trace) std::fprintf(stderr, "remove %zu\n", which);
+      object& o = objects[which];
       const int cm = code_of([&] { model.remove(o.model); });
       const int cs = code_of([&] { m.remove(o.subject); });
       if (cm != cs) fail("remove: method and model disagree");
@@ -142,6 +160,48 @@ void run(reader& r) {
         const auto a = m.get(o.subject), b = model.get(o.model);
         for (int i = 0; i < D; ++i)
           if (!(a.min[i] == b.min[i] && a.max[i] == b.max[i])) fail("get disagrees");
+      }
+    } else if (op == 8) {  // queries (the hash grid has them): box, sphere, ray against the model
+      if constexpr (requires { m.overlapping(std::declval<const typename M::box_type&>()); }) {
+        const auto q = make_box<D, T>(r);
+        std::vector<hhg::handle> hs;
+        const bool bad = hhg::check_box(q) != hhg::box_problem::none;
+        const int code = code_of([&] { hs = m.overlapping(q); });
+        if (bad != (code != -1)) fail("box query: bad query box accepted or good one refused");
+        if (!bad) {
+          std::size_t expected = 0;
+          for (const object& o : objects)
+            if (o.live && hhg::overlaps(q, model.get(o.model))) ++expected;
+          if (hs.size() != expected) fail("box query differs from brute force");
+          for (hhg::handle h : hs)
+            if (!m.contains(h) || !hhg::overlaps(q, m.get(h))) fail("box query returned a non-overlapping object");
+        }
+        std::array<T, D> c{};
+        for (int i = 0; i < D; ++i) c[i] = value<T>(r);
+        const double radius = static_cast<double>(r.byte()) / 16.0;
+        bool finite = true;
+        for (int i = 0; i < D; ++i) finite &= std::isfinite(static_cast<double>(c[i]));
+        if (finite) {
+          std::vector<hhg::handle> in;
+          m.in_sphere(c, radius, in);
+          std::size_t expected = 0;
+          for (const object& o : objects)
+            if (o.live && hhg::box_meets_sphere(model.get(o.model), c, radius)) ++expected;
+          if (in.size() != expected) fail("sphere query differs from brute force");
+          hhg::ray<D, T> ray;
+          ray.origin = c;
+          for (int i = 0; i < D; ++i) ray.direction[i] = static_cast<T>((static_cast<int>(r.byte()) - 128) / 16.0);
+          bool nonzero = false;
+          for (int i = 0; i < D; ++i) nonzero |= ray.direction[i] != 0;
+          if (nonzero) {
+            std::vector<hhg::ray_hit> hits;
+            m.ray_hits(ray, hits);
+            std::size_t want_hits = 0;
+            for (const object& o : objects)
+              if (o.live && hhg::ray_box_entry(ray, model.get(o.model)) >= 0) ++want_hits;
+            if (hits.size() != want_hits) fail("ray query differs from brute force");
+          }
+        }
       }
     } else {  // detection
       m.find_pairs(got);
@@ -164,6 +224,13 @@ void run(reader& r) {
         return out;
       };
       const auto gs = to_ids(got, true), ws = to_ids(want, false);
+      if (trace) {
+        std::fprintf(stderr, "pairs: method");
+        for (const auto& [a, b] : gs) std::fprintf(stderr, " (%zu %zu)", a, b);
+        std::fprintf(stderr, "\n       model ");
+        for (const auto& [a, b] : ws) std::fprintf(stderr, " (%zu %zu)", a, b);
+        std::fprintf(stderr, "\n");
+      }
       if (std::adjacent_find(gs.begin(), gs.end()) != gs.end()) fail("a pair reported twice");
       if (gs != ws) fail("pairs differ from brute force");
     }
