@@ -19,36 +19,15 @@
 #include <climits>
 #include <cmath>
 
+#include "power_of_two_cells.hpp"
+
 namespace hhg {
 
 namespace {
 
-std::int32_t ceil_log2(double x) {
-  int e = 0;
-  const double m = std::frexp(x, &e);
-  return m == 0.5 ? e - 1 : e;
-}
-
-// floor(v / 2^c). ldexp is exact except where the result underflows: a tiny
-// negative v over a huge cell rounds to -0, whose floor (0) would put v in
-// the wrong cell and break the nesting of classes (found by the fuzzer).
-std::int64_t cell_coord(double v, std::int32_t c) {
-  const double t = std::ldexp(v, -c);
-  if (t == 0 && v < 0) return -1;
-  return static_cast<std::int64_t>(std::floor(t));
-}
-
-template <std::size_t D>
-std::uint64_t cell_hash(std::int32_t level, const std::array<std::int64_t, D>& c) {
-  // Teschner's large primes, then a 64-bit mix
-  constexpr std::uint64_t primes[3] = {73856093u, 19349663u, 83492791u};
-  std::uint64_t x = static_cast<std::uint64_t>(static_cast<std::int64_t>(level)) * 0xD6E8FEB86659FD93ull;
-  for (std::size_t k = 0; k < D; ++k) x ^= static_cast<std::uint64_t>(c[k]) * primes[k] * 0x9E3779B97F4A7C15ull;
-  x ^= x >> 32;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 29;
-  return x;
-}
+using detail::ceil_log2;
+using detail::cell_coord;
+using detail::class_cell_hash;
 
 std::uint64_t slot_index(std::uint64_t key, std::size_t mask) { return (key ^ (key >> 29)) & mask; }
 
@@ -164,7 +143,7 @@ void hierarchical_hashing<D, T>::build() {
       for (const std::int32_t level : classes_) {
         std::array<std::int64_t, D> cell{};
         for (int k = 0; k < D; ++k) cell[k] = cell_coord(p[k], level);
-        key += cell_hash<D>(level, cell);
+        key += class_cell_hash<D>(level, cell);
         if (level == c) {
           entries_.push_back({key, cell, c, static_cast<std::uint32_t>(i)});
           break;
@@ -222,7 +201,7 @@ void hierarchical_hashing<D, T>::for_each_pair(pair_callback f) {
           cell[k] = cell_coord(q.p[k], level);
           if (((corner >> k) & 1u) && cell[k] == lo[k]) first = false;
         }
-        q.key += cell_hash<D>(level, cell);
+        q.key += class_cell_hash<D>(level, cell);
         any = true;
         if (!first) continue;  // the same cell as a lower corner: already looked at
         const slot* s = find(q.key);

@@ -67,6 +67,7 @@ template <int D, class T>
 void cell_list<D, T>::build(const std::vector<point>& points, double r) {
   if (std::isnan(r) || !std::isfinite(r)) throw error(errc::nan_coordinate, "hhg: cell_list: radius must be finite");
   if (r < 0) throw error(errc::inverted_box, "hhg: cell_list: radius is negative");
+  if (r > kMaxRadius) throw error(errc::bad_config, "hhg: cell_list: radius above 2^511 (r * r overflows)");
   if (points.size() >= std::numeric_limits<std::uint32_t>::max())
     throw error(errc::capacity, "hhg: cell_list: too many points");
   check_points<D, T>(points, "cell_list");

@@ -30,27 +30,12 @@
 #include <limits>
 
 #include "hhg/error.hpp"
+#include "power_of_two_cells.hpp"
 
 namespace hhg {
 namespace detail {
 
 namespace {
-
-// Smallest c with 2^c >= x, for finite x > 0.
-std::int32_t ceil_log2(double x) {
-  int e = 0;
-  const double m = std::frexp(x, &e);  // x = m * 2^e, m in [0.5, 1)
-  return m == 0.5 ? e - 1 : e;
-}
-
-// floor(v / 2^c). ldexp is exact except where the result underflows: a tiny
-// negative v over a huge cell rounds to -0, whose floor (0) would put v in
-// the wrong cell and break the nesting of classes (found by the fuzzer).
-std::int64_t cell_coord(double v, std::int32_t c) {
-  const double t = std::ldexp(v, -c);
-  if (t == 0 && v < 0) return -1;
-  return static_cast<std::int64_t>(std::floor(t));
-}
 
 template <std::size_t D>
 std::uint32_t hash_cell(std::int32_t level, const std::array<std::int64_t, D>& c, unsigned bits) {

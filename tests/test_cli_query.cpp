@@ -219,6 +219,11 @@ TEST_F(cli_query, BadInputExitsTwoWithLineNumberAndNoOutput) {
   EXPECT_NE(r.err.find("line 2"), std::string::npos) << r.err;
   r = run("neighbors --radius -1", "0 0 0\n");
   EXPECT_EQ(r.status, 2);
+  r = run("neighbors --radius 1e300", "0 0 0\n");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("2^511"), std::string::npos) << r.err;
+  r = run("neighbors --radius 1 --method kd", "0 0 0\n");
+  EXPECT_EQ(r.status, 2);
 }
 
 TEST_F(cli_query, NeighborsMatchBruteForce) {
@@ -241,6 +246,9 @@ TEST_F(cli_query, NeighborsMatchBruteForce) {
   const auto r = run(cat({"neighbors --radius 1 ", write("p.txt", text)}));
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, want);
+  const auto h = run(cat({"neighbors --method hierarchical --radius 1 ", write("p.txt", text)}));
+  EXPECT_EQ(h.status, 0) << h.err;
+  EXPECT_EQ(h.out, want);
   EXPECT_EQ(run("neighbors --radius 0.5 --dim 2", "0 0\n0.5 0\n2 2\n").out, "1\n0\n\n");
 }
 

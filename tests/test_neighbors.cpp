@@ -1,14 +1,20 @@
 // hhg::cell_list against the brute-force double loop with hhg::within, exactly:
 // uniform and clustered points, points far from the origin, duplicates, points
 // on a lattice at exactly the radius, zero radius, two sets, incremental moves.
+// hhg::hierarchical_neighbors (Pouchol et al. 3.3.2) against the same oracle,
+// plus sparse clusters (where its pruning acts) and extreme coordinates.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
+#include <limits>
+#include <thread>
 #include <vector>
 
 #include "hhg/error.hpp"
+#include "hhg/hierarchical_neighbors.hpp"
 #include "hhg/neighbors.hpp"
 #include "hhg/scenes.hpp"
 
@@ -44,8 +50,11 @@ std::vector<std::array<T, D>> make_points(int kind, std::size_t n, std::uint64_t
         case 2:  // far from the origin
           p[k][i] = static_cast<T>((std::is_same_v<T, float> ? 1e5 : 1e12) + g.uniform(0, edge));
           break;
-        default:  // lattice, spacing 1, negative too
+        case 3:  // lattice, spacing 1, negative too
           p[k][i] = static_cast<T>(static_cast<double>(g.below(9)) - 4);
+          break;
+        default:  // sparse clusters far apart (empty space between them)
+          p[k][i] = static_cast<T>(static_cast<double>(k % 5) * 1e4 * (i == 0 ? 1 : -1) + g.uniform(0, 4));
       }
     }
   return p;
@@ -110,6 +119,106 @@ TEST(Neighbors, Exact3DFloat) { check_all<3, float>(); }
 TEST(Neighbors, Exact2DDouble) { check_all<2, double>(); }
 TEST(Neighbors, Exact2DFloat) { check_all<2, float>(); }
 
+template <int D, class T>
+void check_hierarchical() {
+  for (int kind = 0; kind < 5; ++kind) {
+    for (const double r : {0.0, 1.0, 1.5, 3.0}) {
+      for (const int step : {1, 2, 5}) {
+        SCOPED_TRACE(std::to_string(kind) + " r=" + std::to_string(r) + " step=" + std::to_string(step));
+        const auto pts = make_points<D, T>(kind, 600, 15 + static_cast<std::uint64_t>(kind));
+        hhg::hierarchical_neighbors<D, T> hn(step);
+        hhg::neighbor_list got;
+        hn.neighbors(pts, r, got);
+        const auto want = brute<D, T>(pts, pts, r, true);
+        ASSERT_EQ(got.offsets, want.offsets);
+        ASSERT_EQ(got.indices, want.indices);
+        EXPECT_GE(hn.levels(), 1u);
+        // two sets
+        const auto qs = make_points<D, T>(kind, 250, 78);
+        hn.build(pts, r);
+        hn.neighbors_of(qs, got);
+        const auto want2 = brute<D, T>(qs, pts, r, false);
+        ASSERT_EQ(got.offsets, want2.offsets);
+        ASSERT_EQ(got.indices, want2.indices);
+      }
+    }
+  }
+}
+
+TEST(HierarchicalNeighbors, Exact3DDouble) { check_hierarchical<3, double>(); }
+TEST(HierarchicalNeighbors, Exact3DFloat) { check_hierarchical<3, float>(); }
+TEST(HierarchicalNeighbors, Exact2DDouble) { check_hierarchical<2, double>(); }
+TEST(HierarchicalNeighbors, Exact2DFloat) { check_hierarchical<2, float>(); }
+
+// The pruning acts: isolated points in a large square stop their search near
+// the top of the hierarchy, where their ancestors' cells are empty, instead of
+// looking up the 9 cells of every level.
+TEST(HierarchicalNeighbors, PruningSkipsEmptySpace) {
+  hhg::scenes::rng g(3);
+  std::vector<std::array<double, 2>> pts(4000);
+  for (auto& p : pts) p = {g.uniform(-1e6, 1e6), g.uniform(-1e6, 1e6)};
+  hhg::hierarchical_neighbors<2, double> deep(1);
+  hhg::neighbor_list a;
+  deep.neighbors(pts, 1.0, a);
+  EXPECT_EQ(a.indices, (brute<2, double>(pts, pts, 1.0, true).indices));
+  EXPECT_GE(deep.levels(), 20u);
+  std::printf("levels %zu, cells looked up per point %.2f\n", deep.levels(),
+              static_cast<double>(deep.cells_visited()) / static_cast<double>(pts.size()));
+  EXPECT_LT(deep.cells_visited(), pts.size() * deep.levels());
+}
+
+TEST(HierarchicalNeighbors, ExtremeCoordinates) {
+  constexpr double big = std::numeric_limits<double>::max();
+  const std::vector<std::array<double, 3>> pts = {
+      {big, big, -big}, {big, big, -big}, {-big, 0, 0}, {big / 2, 0, 0}, {0, 0, 0}, {1e-300, -1e-300, 0},
+      {-5e-324, 0, 0}, {1, 1, 1}, {big, big * 0.999, -big}};
+  for (const double r : {0.0, 1e-300, 1.0, 1e150, 0x1p511}) {
+    SCOPED_TRACE(r);
+    hhg::hierarchical_neighbors<3, double> hn;
+    hhg::neighbor_list got;
+    hn.neighbors(pts, r, got);
+    const auto want = brute<3, double>(pts, pts, r, true);
+    ASSERT_EQ(got.offsets, want.offsets);
+    ASSERT_EQ(got.indices, want.indices);
+    hn.build(pts, r);
+    hn.neighbors_of(pts, got);
+    const auto want2 = brute<3, double>(pts, pts, r, false);
+    ASSERT_EQ(got.indices, want2.indices);
+  }
+}
+
+TEST(HierarchicalNeighbors, BadInputChangesNothing) {
+  hhg::hierarchical_neighbors<2, double> hn;
+  const std::vector<std::array<double, 2>> pts = {{0, 0}, {0.5, 0}};
+  hn.build(pts, 1);
+  EXPECT_THROW(hn.build({{0, 0}}, -1), hhg::error);
+  EXPECT_THROW(hn.build({{0, 0}}, std::nan("")), hhg::error);
+  EXPECT_THROW(hn.build({{0, std::nan("")}}, 1), hhg::error);
+  EXPECT_THROW(hn.build({{0, INFINITY}}, 1), hhg::error);
+  EXPECT_THROW(hn.build({{0, 0}}, 0x1p512), hhg::error);  // r * r must be finite
+  hhg::neighbor_list nl;
+  EXPECT_THROW(hn.neighbors_of({{0, std::nan("")}}, nl), hhg::error);
+  EXPECT_THROW((hhg::hierarchical_neighbors<2, double>(0)), hhg::error);
+  EXPECT_THROW((hhg::hierarchical_neighbors<2, double>(17)), hhg::error);
+  hn.neighbors_of({{0.25, 0}}, nl);  // the earlier build is intact
+  EXPECT_EQ(nl.indices, (std::vector<std::uint32_t>{0, 1}));
+  EXPECT_EQ(hn.size(), 2u);
+}
+
+// neighbors_of is const and may run concurrently (run under TSan in CI).
+TEST(HierarchicalNeighbors, ConcurrentQueries) {
+  const auto pts = make_points<3, double>(0, 3000, 8);
+  hhg::hierarchical_neighbors<3, double> hn;
+  hn.build(pts, 1.5);
+  hhg::neighbor_list want;
+  hn.neighbors_of(pts, want);
+  std::vector<hhg::neighbor_list> got(2);
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 2; ++t) ts.emplace_back([&, t] { hn.neighbors_of(pts, got[static_cast<std::size_t>(t)]); });
+  for (auto& t : ts) t.join();
+  for (const auto& g : got) EXPECT_EQ(g.indices, want.indices);
+}
+
 TEST(Neighbors, EmptyAndSingle) {
   hhg::cell_list<3, double> cl;
   hhg::neighbor_list nl;
@@ -129,6 +238,7 @@ TEST(Neighbors, BadInput) {
   EXPECT_THROW(cl.build({{0, 0}}, std::nan("")), hhg::error);
   EXPECT_THROW(cl.build({{0, std::nan("")}}, 1), hhg::error);
   EXPECT_THROW(cl.build({{0, INFINITY}}, 1), hhg::error);
+  EXPECT_THROW(cl.build({{0, 0}}, 1e300), hhg::error);  // r * r must be finite
 }
 
 }  // namespace

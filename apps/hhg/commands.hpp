@@ -97,6 +97,7 @@ int query_command(const query_options& o);
 /// `hhg neighbors --radius R [--dim 2|3] [POINTS]` (apps/hhg/neighbors.cpp)
 struct neighbors_options {
   double radius = -1;
+  std::string method = "cell-list";
   int dim = 0;
   std::string file;
 };

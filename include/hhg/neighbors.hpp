@@ -24,7 +24,11 @@
 
 namespace hhg {
 
-/// Closed distance test in double: sum (a_i - b_i)^2 <= r^2.
+/// The largest radius the neighbour searches accept: r * r is finite, so a
+/// distance whose square overflows is correctly "not within".
+inline constexpr double kMaxRadius = 0x1p511;
+
+/// Closed distance test in double: sum (a_i - b_i)^2 <= r^2 (r <= kMaxRadius).
 template <class T, std::size_t D>
 constexpr bool within(const std::array<T, D>& a, const std::array<T, D>& b, double r) noexcept {
   double s = 0;
@@ -53,7 +57,7 @@ class cell_list {
 
   /// Sorts the points into cells of edge >= r. Throws hhg::error
   /// (nan_coordinate) for a non-finite coordinate or radius, (inverted_box)
-  /// for r < 0, (capacity) for 2^32 points or more. O(N log N).
+  /// for r < 0, (bad_config) for r > kMaxRadius, (capacity) for 2^32 points or more. O(N log N).
   void build(const std::vector<point>& points, double r);
 
   /// For every stored point, the other stored points within r (itself
