@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Plots the results of `hhg bench --json FILE` in the style of the thesis'
 figures: per scenario, time per step against N on log-log axes (one line per
-method), and a bar chart of the time per object per step at the largest N.
+method), and a bar chart of the time per object per step at the largest N;
+setup time (inserting all objects) against N for the 'equal' scenario (thesis
+Fig. 21, 27); peak memory per object against N.
 
 Run with Debian's Python (it has matplotlib):
     /usr/bin/python3 scripts/plot_bench.py docs/benchmarks/results.json docs/benchmarks
@@ -23,21 +25,26 @@ def main():
         data = json.load(f)
     out = sys.argv[2]
     os.makedirs(out, exist_ok=True)
-    rows = [r for r in data["results"] if r["step_ms_median"] > 0]
+    # a list of runs {"scenario", "n", "results": [per method]} (or one run)
+    runs = data if isinstance(data, list) else [data]
+    rows = []
+    for run in runs:
+        for r in run["results"]:
+            if r["step_ms_median"] > 0:
+                rows.append(dict(r, scenario=run["scenario"], n=run["n"]))
+    machine = runs[0].get("machine", {}) if runs else {}
     scenarios = []
     for r in rows:
         if r["scenario"] not in scenarios:
             scenarios.append(r["scenario"])
-    machine = data.get("machine", {})
-    for sc in scenarios:
-        sel = [r for r in rows if r["scenario"] == sc]
+    def loglog(sel, key, scale, ylabel, title, name):
         methods = []
         for r in sel:
             if r["method"] not in methods:
                 methods.append(r["method"])
         fig, ax = plt.subplots(figsize=(7, 5))
         for m in methods:
-            pts = sorted((r["n"], r["step_ms_median"]) for r in sel if r["method"] == m)
+            pts = sorted((r["n"], r[key] * scale(r)) for r in sel if r["method"] == m and r[key] > 0)
             if not pts:
                 continue
             style = "-o" if m.startswith("hhg") else "--."
@@ -45,14 +52,25 @@ def main():
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("objects N")
-        ax.set_ylabel("time per step (update + detection), ms, median")
-        ax.set_title(f"scenario '{sc}'")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7, ncol=2)
         fig.text(0.01, 0.01, machine.get("cpu", ""), fontsize=6)
         fig.tight_layout()
-        fig.savefig(os.path.join(out, f"time_vs_n_{sc}.png"), dpi=110)
+        fig.savefig(os.path.join(out, name), dpi=110)
         plt.close(fig)
+
+    equal = [r for r in rows if r["scenario"] == "equal"]
+    if equal:
+        loglog(equal, "setup_ms", lambda r: 1.0, "setup (insert all objects + first detection), ms",
+               "setup vs N, scenario 'equal'", "setup_vs_n.png")
+        loglog(equal, "peak_bytes", lambda r: 1.0 / r["n"], "peak memory growth per object, bytes",
+               "peak memory vs N, scenario 'equal'", "memory_vs_n.png")
+    for sc in scenarios:
+        sel = [r for r in rows if r["scenario"] == sc]
+        loglog(sel, "step_ms_median", lambda r: 1.0, "time per step (update + detection), ms, median",
+               f"scenario '{sc}'", f"time_vs_n_{sc}.png")
         nmax = max(r["n"] for r in sel)
         big = [r for r in sel if r["n"] == nmax]
         big.sort(key=lambda r: r["step_ms_median"])

@@ -112,6 +112,11 @@ struct result {
   double pairs_med = 0;
   std::size_t bytes = 0;
   long peak_rss_kb = 0;
+  // growth of the peak RSS over the process' peak before the method was
+  // created (the scene already generated): the method's peak memory
+  long long peak_bytes = 0;
+  // counters of the last detection, -1 where the method does not count
+  long long box_tests = -1, cells_visited = -1;
   std::string pair_counts;  // per step, comma separated
   std::string note;
 };
@@ -172,6 +177,8 @@ result measure(M m, const std::string& scenario, std::size_t n, std::size_t step
   res.scenario = scenario;
   res.n = n;
   res.steps = steps;
+  rusage before{};
+  getrusage(RUSAGE_SELF, &before);
   std::vector<handle> hs;
   hs.reserve(n);
   const auto t0 = clock_type::now();
@@ -208,6 +215,15 @@ result measure(M m, const std::string& scenario, std::size_t n, std::size_t step
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   res.peak_rss_kb = ru.ru_maxrss;
+  res.peak_bytes = (static_cast<long long>(ru.ru_maxrss) - static_cast<long long>(before.ru_maxrss)) * 1024;
+  if constexpr (requires { m.stats().box_tests; }) {
+    const auto counters = m.stats();
+    res.box_tests = static_cast<long long>(counters.box_tests);
+    res.cells_visited = static_cast<long long>(counters.cells_visited);
+  } else {
+    if constexpr (requires { m.box_tests(); }) res.box_tests = static_cast<long long>(m.box_tests());
+    if constexpr (requires { m.cells_visited(); }) res.cells_visited = static_cast<long long>(m.cells_visited());
+  }
   return res;
 }
 
@@ -215,14 +231,16 @@ std::string encode(const result& r) {
   std::ostringstream s;
   s.precision(9);
   s << r.setup_ms << ' ' << r.update_med << ' ' << r.update_max << ' ' << r.detect_med << ' ' << r.detect_max << ' '
-    << r.step_med << ' ' << r.pairs_med << ' ' << r.bytes << ' ' << r.peak_rss_kb << ' ' << r.pair_counts;
+    << r.step_med << ' ' << r.pairs_med << ' ' << r.bytes << ' ' << r.peak_rss_kb << ' ' << r.peak_bytes << ' '
+    << r.box_tests << ' ' << r.cells_visited << ' ' << r.pair_counts;
   return s.str();
 }
 
 bool decode(const std::string& line, result& r) {
   std::istringstream s(line);
   return static_cast<bool>(s >> r.setup_ms >> r.update_med >> r.update_max >> r.detect_med >> r.detect_max >>
-                           r.step_med >> r.pairs_med >> r.bytes >> r.peak_rss_kb >> r.pair_counts);
+                           r.step_med >> r.pairs_med >> r.bytes >> r.peak_rss_kb >> r.peak_bytes >> r.box_tests >>
+                           r.cells_visited >> r.pair_counts);
 }
 
 // Runs `method` (with its variant) in the child: dispatch by name.
@@ -513,30 +531,47 @@ int bench_command(const bench_options& o) {
     std::ofstream f(o.csv);
     if (!f) throw usage_error("bench: cannot write '" + o.csv + "'");
     f << "scenario,n,method,steps,setup_ms,update_ms_median,update_ms_max,detect_ms_median,detect_ms_max,"
-         "step_ms_median,pairs_median,bytes,bytes_per_object,peak_rss_kb,note\n";
+         "step_ms_median,pairs_median,bytes,bytes_per_object,peak_rss_kb,peak_bytes,box_tests,cells_visited,note\n";
     for (const auto& r : results)
       f << r.scenario << ',' << r.n << ',' << r.method << ',' << r.steps << ',' << r.setup_ms << ',' << r.update_med
         << ',' << r.update_max << ',' << r.detect_med << ',' << r.detect_max << ',' << r.step_med << ','
         << r.pairs_med << ',' << r.bytes << ',' << static_cast<double>(r.bytes) / static_cast<double>(r.n) << ','
-        << r.peak_rss_kb << ',' << r.note << '\n';
+        << r.peak_rss_kb << ',' << r.peak_bytes << ',' << r.box_tests << ',' << r.cells_visited << ',' << r.note
+        << '\n';
   }
   if (!o.json.empty()) {
+    // The contract of the issue: a list of runs, one per (scenario, n), each
+    // {"scenario", "n", "steps", "results": [{"method", "setup_ms",
+    // "step_ms_median", "update_ms_median", "detect_ms_median", "pairs",
+    // "peak_bytes", ...}]}; more keys may be added, none renamed.
     std::ofstream f(o.json);
     if (!f) throw usage_error("bench: cannot write '" + o.json + "'");
-    f << "{\n  \"machine\": {\"cpu\": " << json_str(cpu) << ", \"cores\": " << sysconf(_SC_NPROCESSORS_ONLN)
-      << ", \"compiler\": " << json_str(compiler) << ", \"flags\": " << json_str(flags) << "},\n";
-    f << "  \"seed\": " << o.seed << ", \"steps\": " << steps << ",\n  \"results\": [\n";
-    for (std::size_t i = 0; i < results.size(); ++i) {
-      const auto& r = results[i];
-      f << "    {\"scenario\": " << json_str(r.scenario) << ", \"n\": " << r.n << ", \"method\": "
-        << json_str(r.method) << ", \"setup_ms\": " << r.setup_ms << ", \"update_ms_median\": " << r.update_med
-        << ", \"update_ms_max\": " << r.update_max << ", \"detect_ms_median\": " << r.detect_med
-        << ", \"detect_ms_max\": " << r.detect_max << ", \"step_ms_median\": " << r.step_med
-        << ", \"pairs_median\": " << r.pairs_med << ", \"bytes\": " << r.bytes << ", \"peak_rss_kb\": "
-        << r.peak_rss_kb << ", \"pairs_per_step\": [" << r.pair_counts << "], \"note\": " << json_str(r.note)
-        << "}" << (i + 1 < results.size() ? "," : "") << "\n";
+    auto counter = [](long long v) { return v < 0 ? std::string("null") : std::to_string(v); };
+    std::ostringstream machine;
+    machine << "{\"cpu\": " << json_str(cpu) << ", \"cores\": " << sysconf(_SC_NPROCESSORS_ONLN)
+            << ", \"compiler\": " << json_str(compiler) << ", \"flags\": " << json_str(flags) << "}";
+    f << "[\n";
+    for (std::size_t i = 0; i < results.size();) {
+      std::size_t e = i;
+      while (e < results.size() && results[e].scenario == results[i].scenario && results[e].n == results[i].n) ++e;
+      f << "  {\"scenario\": " << json_str(results[i].scenario) << ", \"n\": " << results[i].n
+        << ", \"steps\": " << steps << ", \"seed\": " << o.seed << ",\n   \"machine\": " << machine.str()
+        << ",\n   \"results\": [\n";
+      for (std::size_t k = i; k < e; ++k) {
+        const auto& r = results[k];
+        f << "    {\"method\": " << json_str(r.method) << ", \"setup_ms\": " << r.setup_ms
+          << ", \"step_ms_median\": " << r.step_med << ", \"update_ms_median\": " << r.update_med
+          << ", \"detect_ms_median\": " << r.detect_med << ", \"pairs\": " << r.pairs_med
+          << ", \"peak_bytes\": " << r.peak_bytes << ", \"update_ms_max\": " << r.update_max
+          << ", \"detect_ms_max\": " << r.detect_max << ", \"bytes\": " << r.bytes
+          << ", \"peak_rss_kb\": " << r.peak_rss_kb << ", \"box_tests\": " << counter(r.box_tests)
+          << ", \"cells_visited\": " << counter(r.cells_visited) << ", \"pairs_per_step\": [" << r.pair_counts
+          << "], \"note\": " << json_str(r.note) << "}" << (k + 1 < e ? "," : "") << "\n";
+      }
+      f << "   ]}" << (e < results.size() ? "," : "") << "\n";
+      i = e;
     }
-    f << "  ]\n}\n";
+    f << "]\n";
   }
   if (mismatch) {
     std::fprintf(stderr, "hhg bench: some methods disagreed or failed (see the notes)\n");

@@ -13,6 +13,8 @@
 //   managers updated with update(objects) (a steady cost per step; the
 //   argument-less update() refits everything), candidates from collide() with
 //   a callback that only records (broad phase only, no narrow phase).
+//   `fcl-dtree-refit` is the dynamic tree updated with update() instead, to
+//   show the difference (its tree degrades as objects move).
 // - CGAL: box_self_intersection_d on closed boxes, rebuilt every step.
 // Peers are compiled in when CMake finds them (HHG_HAVE_BULLET, HHG_HAVE_FCL,
 // HHG_HAVE_CGAL); `hhg bench` lists the missing ones as skipped.
@@ -54,7 +56,7 @@ inline std::vector<std::string> available() {
   v.insert(v.end(), {"bullet-dbvt", "bullet-sap"});
 #endif
 #ifdef HHG_HAVE_FCL
-  v.insert(v.end(), {"fcl-dtree", "fcl-dtree-array", "fcl-sap", "fcl-shash", "fcl-itree"});
+  v.insert(v.end(), {"fcl-dtree", "fcl-dtree-refit", "fcl-dtree-array", "fcl-sap", "fcl-shash", "fcl-itree"});
 #endif
 #ifdef HHG_HAVE_CGAL
   v.push_back("cgal");
@@ -63,8 +65,8 @@ inline std::vector<std::string> available() {
 }
 
 inline const std::vector<std::string>& all_names() {
-  static const std::vector<std::string> names = {"bullet-dbvt", "bullet-sap", "fcl-dtree", "fcl-dtree-array",
-                                                 "fcl-sap",     "fcl-shash",  "fcl-itree", "cgal"};
+  static const std::vector<std::string> names = {"bullet-dbvt", "bullet-sap", "fcl-dtree", "fcl-dtree-refit",
+                                                 "fcl-dtree-array", "fcl-sap", "fcl-shash", "fcl-itree", "cgal"};
   return names;
 }
 
@@ -181,6 +183,8 @@ class fcl_manager : public base {
   void update() {
     if (!m_) {
       start();
+    } else if (kind_ == "fcl-dtree-refit") {
+      m_->update();
     } else {
       m_->update(raw_);
     }
@@ -203,7 +207,7 @@ class fcl_manager : public base {
 
  private:
   void start() {
-    if (kind_ == "fcl-dtree") {
+    if (kind_ == "fcl-dtree" || kind_ == "fcl-dtree-refit") {
       m_ = std::make_unique<fcl::DynamicAABBTreeCollisionManagerd>();
     } else if (kind_ == "fcl-dtree-array") {
       m_ = std::make_unique<fcl::DynamicAABBTreeCollisionManager_Arrayd>();
