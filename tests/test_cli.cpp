@@ -627,14 +627,30 @@ TEST_F(cli, BenchQuickWritesResultsAndMethodsAgree) {
   // header + 2 scenarios x 2 sizes x 4 methods
   EXPECT_EQ(std::count(c.begin(), c.end(), '\n'), 17);
 #if HHG_TEST_HAVE_JSON
+  // the contract: a list of runs (scenario, n), each with its results
   const auto j = nlohmann::json::parse(read_file(json));
-  ASSERT_EQ(j["results"].size(), 16u);
-  EXPECT_TRUE(j["machine"].contains("cpu"));
-  EXPECT_TRUE(j["machine"].contains("compiler"));
-  for (const auto& row : j["results"]) {
-    EXPECT_EQ(row["pairs_per_step"].size(), 3u);
-    EXPECT_EQ(row["note"], "");
-    EXPECT_GT(row["pairs_median"].get<double>(), 0.0);
+  ASSERT_TRUE(j.is_array());
+  ASSERT_EQ(j.size(), 4u);
+  for (const auto& run : j) {
+    EXPECT_TRUE(run["scenario"] == "equal" || run["scenario"] == "mixed");
+    EXPECT_TRUE(run["n"] == 300 || run["n"] == 600);
+    EXPECT_EQ(run["steps"], 3);
+    EXPECT_TRUE(run["machine"].contains("cpu"));
+    EXPECT_TRUE(run["machine"].contains("compiler"));
+    ASSERT_EQ(run["results"].size(), 4u);
+    for (const auto& row : run["results"]) {
+      for (const char* key : {"method", "setup_ms", "step_ms_median", "update_ms_median", "detect_ms_median", "pairs",
+                              "peak_bytes", "box_tests", "cells_visited"})
+        EXPECT_TRUE(row.contains(key)) << key;
+      EXPECT_EQ(row["pairs_per_step"].size(), 3u);
+      EXPECT_EQ(row["note"], "");
+      EXPECT_GT(row["pairs"].get<double>(), 0.0);
+      EXPECT_GT(row["step_ms_median"].get<double>(), 0.0);
+      EXPECT_GE(row["peak_bytes"].get<double>(), 0.0);
+      if (row["method"] == "hhg") {
+        EXPECT_GT(row["box_tests"].get<double>(), 0.0);
+      }
+    }
   }
 #endif
   const cli_result bad = run("bench --scenario nope");
