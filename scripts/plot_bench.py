@@ -6,7 +6,8 @@ setup time (inserting all objects) against N for the 'equal' scenario (thesis
 Fig. 21, 27); peak memory per object against N.
 
 Run with Debian's Python (it has matplotlib):
-    /usr/bin/python3 scripts/plot_bench.py docs/benchmarks/results.json docs/benchmarks
+    /usr/bin/python3 scripts/plot_bench.py RESULTS.json [MORE.json ...] OUTPUT_DIR
+Several result files (e.g. a run at 10^3-10^5 and one at 10^6) are merged.
 """
 import json
 import os
@@ -19,14 +20,16 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 
 def main():
-    if len(sys.argv) != 3:
-        sys.exit("usage: plot_bench.py RESULTS.json OUTPUT_DIR")
-    with open(sys.argv[1]) as f:
-        data = json.load(f)
-    out = sys.argv[2]
+    if len(sys.argv) < 3:
+        sys.exit("usage: plot_bench.py RESULTS.json [MORE.json ...] OUTPUT_DIR")
+    # each file: a list of runs {"scenario", "n", "results": [per method]} (or one run)
+    runs = []
+    for name in sys.argv[1:-1]:
+        with open(name) as f:
+            data = json.load(f)
+        runs.extend(data if isinstance(data, list) else [data])
+    out = sys.argv[-1]
     os.makedirs(out, exist_ok=True)
-    # a list of runs {"scenario", "n", "results": [per method]} (or one run)
-    runs = data if isinstance(data, list) else [data]
     rows = []
     for run in runs:
         for r in run["results"]:
@@ -44,7 +47,7 @@ def main():
                 methods.append(r["method"])
         fig, ax = plt.subplots(figsize=(7, 5))
         for m in methods:
-            pts = sorted((r["n"], r[key] * scale(r)) for r in sel if r["method"] == m and r[key] > 0)
+            pts = sorted((r["n"], r[key] * scale(r)) for r in sel if r["method"] == m and r.get(key, 0) > 0)
             if not pts:
                 continue
             style = "-o" if m.startswith("hhg") else "--."

@@ -223,9 +223,15 @@ void hash_grids<D, T>::remove(handle h) {
 
 template <int D, class T>
 void hash_grids<D, T>::move(handle h, const box_type& b) {
-  auto& s = *s_;
-  if (!s.live(h)) detail::throw_invalid_handle("hash_grids::move");
+  if (!s_->live(h)) detail::throw_invalid_handle("hash_grids::move");
   detail::require_valid_box(b);
+  move_checked(h, b);
+}
+
+// The update phase for one object whose handle and box were checked.
+template <int D, class T>
+void hash_grids<D, T>::move_checked(handle h, const box_type& b) {
+  auto& s = *s_;
   using state = detail::hash_grids_state<D, T>;
   const auto sl = s.slots[h.index];
   const std::uint32_t place = sl.place();
@@ -264,6 +270,34 @@ void hash_grids<D, T>::move(handle h, const box_type& b) {
   s.prepare_place(e);
   s.unplace(h.index);
   s.place(e);
+}
+
+template <int D, class T>
+void hash_grids<D, T>::move(std::span<const handle> hs, std::span<const box_type> bs) {
+  auto& s = *s_;
+  if (hs.size() != bs.size())
+    throw error(errc::bad_config, "hhg: hash_grids::move: " + std::to_string(hs.size()) + " handles but " +
+                                      std::to_string(bs.size()) + " boxes");
+  for (std::size_t i = 0; i < hs.size(); ++i) {
+    if (!s.live(hs[i])) detail::throw_invalid_handle("hash_grids::move (batch)");
+    detail::require_valid_box(bs[i]);
+  }
+  // With the objects stored by cell and the handles in the user's order, each
+  // move touches a random entry: fetch the slots and entries a few moves ahead
+  // so the misses overlap instead of following one another.
+  constexpr std::size_t kSlotAhead = 16, kEntryAhead = 8;
+  const std::size_t n = hs.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i + kSlotAhead < n) __builtin_prefetch(&s.slots[hs[i + kSlotAhead].index]);
+    if (i + kEntryAhead < n) {
+      const auto& ahead = s.slots[hs[i + kEntryAhead].index];
+      if (ahead.place() < detail::kMaxGrids) {
+        const auto& g = s.grids[ahead.place()];
+        if (ahead.at < g.pool.size()) __builtin_prefetch(g.pool.data() + ahead.at, 1);
+      }
+    }
+    move_checked(hs[i], bs[i]);
+  }
 }
 
 template <int D, class T>

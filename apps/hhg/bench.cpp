@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <string>
 #include <unordered_map>
@@ -191,7 +192,10 @@ result measure(M m, const std::string& scenario, std::size_t n, std::size_t step
   for (std::size_t s = 1; s <= steps; ++s) {
     scene.step();
     const auto a = clock_type::now();
-    for (std::size_t i = 0; i < n; ++i) m.move(hs[i], scene.boxes()[i]);
+    if constexpr (requires { m.move(std::span<const handle>(hs), std::span<const B>(scene.boxes())); })
+      m.move(std::span<const handle>(hs), std::span<const B>(scene.boxes()));  // the batch form where there is one
+    else
+      for (std::size_t i = 0; i < n; ++i) m.move(hs[i], scene.boxes()[i]);
     m.update();
     const auto b = clock_type::now();
     m.find_pairs(pairs);
