@@ -713,13 +713,42 @@ struct hash_grids_state {
   }
 
   // Rebuild strategy: clear every cell, reinsert every grid object.
+  // Out of memory part-way: the objects not yet placed join the unbounded ones
+  // (tested against everything: pairs stay exact), rebuild_pending stays set,
+  // and the next rebuild places them in the grids again. Nothing is lost: the
+  // scratch vector is reserved for all objects before anything changes, and
+  // on failure becomes the apart list (no allocation).
+  static bool belongs_in_grid(const entry& e) {
+    const box_t b = e.box();
+    return is_bounded(b) && !std::isinf(effective_size(b));
+  }
   void rebuild() {
+    std::size_t total = 0;
+    for (const grid& g : grids) total += g.objects;
     tmp.clear();
-    for (grid& g : grids) {
-      gather(g, tmp);
-      reset_grid(g);
+    reserve_for(tmp, total + apart.size());
+    // nothing below allocates until place()
+    for (grid& g : grids) gather(g, tmp);
+    for (std::size_t i = apart.size(); i-- > 0;) {
+      if (!belongs_in_grid(apart[i])) continue;
+      tmp.push_back(apart[i]);
+      erase_list(apart, static_cast<std::uint32_t>(i));
     }
-    for (const entry& e : tmp) place(e);
+    for (grid& g : grids) reset_grid(g);
+    std::size_t i = 0;
+    try {
+      for (; i < tmp.size(); ++i) place(tmp[i]);  // place is all or nothing
+    } catch (...) {
+      tmp.erase(tmp.begin(), tmp.begin() + static_cast<std::ptrdiff_t>(i));  // the placed ones
+      tmp.insert(tmp.end(), apart.begin(), apart.end());
+      apart.swap(tmp);
+      for (std::uint32_t k = 0; k < apart.size(); ++k) {
+        slot& sl = slots[apart[k].id.index];
+        sl.set_place(kPlaceApart);
+        sl.at = k;
+      }
+      throw;
+    }
     rebuild_pending = false;
   }
 

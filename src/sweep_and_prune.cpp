@@ -183,6 +183,9 @@ template <int D, class T>
 void sweep_and_prune<D, T>::remove(handle h) {
   table_.require(h, "sweep_and_prune::remove");
   const std::uint32_t p = proxy_of_slot_[h.index];
+  // capacity first (a copy holds no spare capacity): nothing below can fail
+  reserve_for(free_proxies_, free_proxies_.size() + 1);
+  reserve_for(pending_removes_, pending_removes_.size() + 1);
   if (state_[p] == pending_insert) {  // never reached the axes: forget it now
     const std::uint32_t last = pending_inserts_.back();
     pending_inserts_[aux_[p]] = last;
@@ -199,8 +202,11 @@ void sweep_and_prune<D, T>::remove(handle h) {
 
 template <int D, class T>
 void sweep_and_prune<D, T>::move(handle h, const box_type& b) {
-  table_.move(h, b, "sweep_and_prune::move");  // checks handle and box first
+  table_.require(h, "sweep_and_prune::move");
+  detail::require_valid_box(b);
   const std::uint32_t p = proxy_of_slot_[h.index];
+  reserve_for(moved_list_, moved_list_.size() + 1);  // before anything changes
+  table_.move(h, b, "sweep_and_prune::move");
   boxes_[p] = b;
   if (state_[p] == live_state && !moved_[p]) {
     moved_[p] = 1;
@@ -222,20 +228,118 @@ void sweep_and_prune<D, T>::clear() {
   pending_removes_.clear();
   moved_list_.clear();
   pairs_.clear();
+  dirty_ = false;
 }
 
 // ---------------------------------------------------------------- update
 
 template <int D, class T>
 void sweep_and_prune<D, T>::update() {
-  apply_removals();
-  apply_moves();
-  apply_inserts();
+  if (dirty_) {
+    rebuild_all();
+    return;
+  }
+  try {
+    apply_removals();
+    apply_moves();
+    apply_inserts();
+  } catch (...) {
+    // Out of memory part-way (the pair set grows while the axes are
+    // re-sorted): every object is still stored with its box; the axes and the
+    // pair set are rebuilt from scratch by the next update().
+    mark_dirty();
+    throw;
+  }
+}
+
+// After a failed update: the recorded-operation lists are made to agree with
+// the per-proxy states again (their capacity was reserved by insert, so this
+// cannot fail), and the axes and pairs are marked stale.
+template <int D, class T>
+void sweep_and_prune<D, T>::mark_dirty() noexcept {
+  dirty_ = true;
+  pending_inserts_.clear();
+  pending_removes_.clear();
+  moved_list_.clear();
+  for (std::size_t p = 0; p < state_.size(); ++p) {
+    moved_[p] = 0;
+    if (state_[p] == pending_insert) {
+      aux_[p] = static_cast<std::uint32_t>(pending_inserts_.size());
+      pending_inserts_.push_back(static_cast<std::uint32_t>(p));
+    } else if (state_[p] == pending_remove) {
+      pending_removes_.push_back(static_cast<std::uint32_t>(p));
+    }
+  }
+}
+
+// Sorts every axis and finds every pair anew from the stored boxes (one sweep
+// along axis 0). Everything is built aside and swapped in at the end: if an
+// allocation fails, the structure stays marked stale and the next update()
+// tries again.
+template <int D, class T>
+void sweep_and_prune<D, T>::rebuild_all() {
+  const std::size_t np = state_.size();
+  std::size_t m = 0;
+  for (std::size_t p = 0; p < np; ++p) m += state_[p] == live_state || state_[p] == pending_insert;
+  std::vector<endpoint> fresh[D];
+  for (int a = 0; a < D; ++a) {
+    fresh[a].reserve(2 * m);
+    for (std::size_t p = 0; p < np; ++p) {
+      if (state_[p] != live_state && state_[p] != pending_insert) continue;
+      const auto q = static_cast<std::uint32_t>(p);
+      fresh[a].push_back({boxes_[p].min[a], 2 * q});
+      fresh[a].push_back({boxes_[p].max[a], 2 * q + 1});
+    }
+    std::sort(fresh[a].begin(), fresh[a].end(), [](const endpoint& x, const endpoint& y) { return less(x, y); });
+  }
+  std::size_t removed = 0;
+  for (std::size_t p = 0; p < np; ++p) removed += state_[p] == pending_remove;
+  reserve_for(free_proxies_, free_proxies_.size() + removed);
+  pair_set found;
+  std::vector<std::uint32_t> active, where(np);
+  active.reserve(m);
+  for (const endpoint& e : fresh[0]) {
+    const std::uint32_t p = e.ref >> 1;
+    if ((e.ref & 1u) == 0) {
+      for (const std::uint32_t q : active) {
+        ++tests_since_;
+        if (overlaps(boxes_[p], boxes_[q])) found.insert(key(p, q));
+      }
+      where[p] = static_cast<std::uint32_t>(active.size());
+      active.push_back(p);
+    } else {
+      const std::uint32_t last = active.back();
+      active[where[p]] = last;
+      where[last] = where[p];
+      active.pop_back();
+    }
+  }
+  // commit: nothing below allocates
+  for (std::size_t p = 0; p < np; ++p) {
+    moved_[p] = 0;
+    if (state_[p] == pending_remove) {
+      state_[p] = free_state;
+      free_proxies_.push_back(static_cast<std::uint32_t>(p));
+    } else if (state_[p] == pending_insert) {
+      state_[p] = live_state;
+    }
+  }
+  pending_inserts_.clear();
+  pending_removes_.clear();
+  moved_list_.clear();
+  for (int a = 0; a < D; ++a) {
+    axes_[a].swap(fresh[a]);
+    for (std::size_t i = 0; i < axes_[a].size(); ++i) pos_[a][axes_[a][i].ref] = static_cast<std::uint32_t>(i);
+  }
+  std::swap(pairs_, found);
+  dirty_ = false;
 }
 
 template <int D, class T>
 void sweep_and_prune<D, T>::apply_removals() {
   if (pending_removes_.empty()) return;
+  keep_.reserve(pairs_.size());  // the only allocations: before anything changes
+  reserve_for(free_proxies_, free_proxies_.size() + pending_removes_.size());
   for (int a = 0; a < D; ++a) {
     std::vector<endpoint>& axis = axes_[a];
     std::vector<std::uint32_t>& pos = pos_[a];
@@ -296,21 +400,27 @@ void sweep_and_prune<D, T>::sort_axis(int a) {
     const std::uint32_t p = e.ref >> 1;
     const bool e_max = (e.ref & 1u) != 0;
     std::size_t j = i;
-    do {
-      const endpoint y = v[j - 1];
-      const bool y_max = (y.ref & 1u) != 0;
-      if (e_max != y_max) {
-        const std::uint32_t q = y.ref >> 1;
-        if (!e_max) {  // min of p now before max of q: start of overlap on this axis
-          add_if_overlapping(p, q);
-        } else {  // max of p now before min of q: they no longer overlap on this axis
-          pairs_.erase(key(p, q));
+    try {
+      do {
+        const endpoint y = v[j - 1];
+        const bool y_max = (y.ref & 1u) != 0;
+        if (e_max != y_max) {
+          const std::uint32_t q = y.ref >> 1;
+          if (!e_max) {  // min of p now before max of q: start of overlap on this axis
+            add_if_overlapping(p, q);
+          } else {  // max of p now before min of q: they no longer overlap on this axis
+            pairs_.erase(key(p, q));
+          }
         }
-      }
-      v[j] = y;
-      pos[y.ref] = static_cast<std::uint32_t>(j);
-      --j;
-    } while (j > 0 && less(e, v[j - 1]));
+        v[j] = y;
+        pos[y.ref] = static_cast<std::uint32_t>(j);
+        --j;
+      } while (j > 0 && less(e, v[j - 1]));
+    } catch (...) {  // the pair set could not grow: put e back (the axis stays a permutation)
+      v[j] = e;
+      pos[e.ref] = static_cast<std::uint32_t>(j);
+      throw;
+    }
     swaps_since_ += i - j;
     v[j] = e;
     pos[e.ref] = static_cast<std::uint32_t>(j);
@@ -417,6 +527,7 @@ void sweep_and_prune<D, T>::validate() const {
   }
   if (in_axes - pending_removes_.size() + pending != table_.size()) logic("object count mismatch");
   if (pending != pending_inserts_.size()) logic("pending insert count mismatch");
+  if (dirty_) return;  // axes and pairs are stale until the next update() rebuilds them
   const bool settled = pending_inserts_.empty() && pending_removes_.empty() && moved_list_.empty();
   for (int a = 0; a < D; ++a) {
     const std::vector<endpoint>& axis = axes_[a];

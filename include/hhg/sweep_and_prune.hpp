@@ -26,6 +26,12 @@
 // coordinates sort like any other value: unbounded boxes, points and
 // far-from-origin coordinates are exact (no arithmetic is done on coordinates).
 //
+// Out of memory: insert, move and remove give the strong guarantee (capacity
+// is reserved first). An update() (run by the detection) that runs out of
+// memory part-way throws std::bad_alloc with every object still stored; the
+// next update() rebuilds the axes and pairs from scratch (O(N log N)), so the
+// following detection is exact again.
+//
 // Thread safety: const member functions may run concurrently with each other;
 // everything else, including find_pairs and for_each_pair (they run update()),
 // needs exclusive access.
@@ -132,6 +138,8 @@ class sweep_and_prune {
   static std::uint64_t key(std::uint32_t p, std::uint32_t q) noexcept {
     return p < q ? (std::uint64_t{p} << 32 | q) : (std::uint64_t{q} << 32 | p);
   }
+  void mark_dirty() noexcept;
+  void rebuild_all();
   void apply_removals();
   void apply_moves();
   void apply_inserts();
@@ -163,6 +171,9 @@ class sweep_and_prune {
   pair_set pairs_;
   std::uint64_t box_tests_ = 0, swaps_ = 0;
   std::uint64_t tests_since_ = 0, swaps_since_ = 0;
+  // An update failed (out of memory) part-way: the axes and the pair set are
+  // stale, and the next update() rebuilds them from the stored boxes.
+  bool dirty_ = false;
 };
 
 extern template class sweep_and_prune<2, float>;
