@@ -660,6 +660,71 @@ TEST_F(cli, BenchQuickWritesResultsAndMethodsAgree) {
   EXPECT_EQ(run("bench --n 0").status, 2);
 }
 
+// --- hostile input (issue 5): big and malformed files ------------------------------
+
+// 200 000 lines: the pair count equals an independent count (cubes of edge 0.5
+// on a lattice of spacing 0.5 in x only: each touches its neighbours).
+TEST_F(cli, HostileHugeFile) {
+  std::string text;
+  text.reserve(200000 * 24);
+  for (int i = 0; i < 200000; ++i) {
+    const double x = 0.5 * (i % 1000), y = 10.0 * (i / 1000);
+    text += std::to_string(x) + " " + std::to_string(y) + " 0 " + std::to_string(x + 0.5) + " " +
+            std::to_string(y + 0.5) + " 0.5\n";
+  }
+  const cli_result r = run("pairs " + quote(write("big.txt", text)));
+  EXPECT_EQ(r.status, 0) << r.err;
+  // per row of 1000 cubes: 999 touching neighbours; rows 10 apart never meet
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 200 * 999);
+}
+
+TEST_F(cli, HostileLongLinesAndOddBytes) {
+  // 5 MB of blanks before the numbers: accepted
+  cli_result r = run("pairs", std::string(5000000, ' ') + "0 0 0 1 1 1\n1 1 1 2 2 2\n");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "0 1\n");
+  // a 3-million-digit number: out of range, named by its line
+  r = run("pairs", "0 0 0 1 1 1\n0 0 0 1 1 " + std::string(3000000, '1') + "\n");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(contains(r.err, "line 2")) << r.err.substr(0, 200);
+  EXPECT_LT(r.err.size(), 1000u) << "the message quotes a bounded part of the line";
+  // a NUL byte inside a number
+  const char nul_pairs[] = "0 0 0 1 1 1\n0 0\0 0 1 1 1\n";
+  r = run("pairs", std::string(nul_pairs, sizeof nul_pairs - 1));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.err, "line 2")) << r.err;
+  // binary garbage
+  std::string garbage;
+  for (int i = 0; i < 4096; ++i) garbage += static_cast<char>((i * 131 + 7) % 256);
+  r = run("pairs", garbage);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  // CRLF line endings and a last line without a newline: accepted
+  r = run("pairs", "0 0 0 1 1 1\r\n0 0 0 1 1 1\r\n");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "0 1\n");
+  r = run("pairs", "0 0 0 1 1 1\n0 0 0 1 1 1");
+  EXPECT_EQ(r.out, "0 1\n");
+  // numbers beyond double: an error, not infinity
+  r = run("pairs", "0 0 0 1 1 1e400\n");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.err, "out of range")) << r.err;
+  // only comments and blank lines: valid, no pairs
+  r = run("pairs", "# nothing\n\n   \n# more\n");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, "");
+  // the same file through replay, query and neighbors
+  const char nul_replay[] = "add 0 0 0 0 1 1 1\nadd 1 0 0\0 0 1 1 1\npairs\n";
+  r = run("replay", std::string(nul_replay, sizeof nul_replay - 1));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.err, "line 2")) << r.err;
+  r = run("neighbors --radius 1", "0 0 0\n0 0 " + std::string(3000000, '9') + "\n");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(contains(r.err, "line 2")) << r.err.substr(0, 200);
+}
+
 }  // namespace
 
 #endif  // HHG_CLI_PATH
