@@ -66,6 +66,10 @@ bool line_reader::fill() {
   }
 }
 
+void line_reader::too_long() const {
+  fail_at(line_number_ + 1, "line too long (64 MiB or more; is this a text file?)");
+}
+
 bool line_reader::next(std::string_view& line) {
   if (unread_) {
     unread_ = false;
@@ -78,11 +82,13 @@ bool line_reader::next(std::string_view& line) {
     const void* nl = std::memchr(data + scanned, '\n', end_ - scanned);
     if (nl != nullptr) {
       const std::size_t pos = static_cast<std::size_t>(static_cast<const char*>(nl) - data);
+      if (pos - begin_ >= max_line) too_long();
       line = std::string_view(data + begin_, pos - begin_);
       begin_ = pos + 1;
       break;
     }
-    scanned = end_ - begin_;  // offsets move when fill() compacts the buffer
+    if (end_ - begin_ >= max_line) too_long();  // before the buffer grows further
+    scanned = end_ - begin_;                   // offsets move when fill() compacts the buffer
     if (!fill()) {
       if (begin_ == end_) return false;
       line = std::string_view(buf_.data() + begin_, end_ - begin_);  // last line without '\n'

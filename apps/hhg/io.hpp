@@ -17,9 +17,13 @@
 namespace hhg::cli {
 
 /// Reads a text stream line by line and counts physical lines (1-based).
-/// Removes a UTF-8 byte order mark at the start of the stream.
+/// Removes a UTF-8 byte order mark at the start of the stream. A line of
+/// max_line bytes or more (without its '\n') is an input error, so an input
+/// without line ends (a binary file, /dev/zero) cannot fill the memory.
 class line_reader {
  public:
+  static constexpr std::size_t max_line = std::size_t{64} << 20;  // 64 MiB
+
   /// Opens `path`, or standard input when `path` is empty or "-".
   /// Throws input_error when the file cannot be opened.
   explicit line_reader(const std::string& path);
@@ -29,7 +33,8 @@ class line_reader {
 
   /// Next line without its '\n' (a trailing '\r' is kept; see strip_cr). The view
   /// is valid until the next call. False at the end of the stream. A last line
-  /// without '\n' is returned too. Throws input_error on a read error.
+  /// without '\n' is returned too. Throws input_error on a read error and for
+  /// a line that is too long (naming its number).
   bool next(std::string_view& line);
 
   /// Makes the next call of next() return the same line again (same number).
@@ -44,6 +49,7 @@ class line_reader {
 
  private:
   bool fill();
+  [[noreturn]] void too_long() const;
   int fd_ = -1;
   bool owns_fd_ = false;
   bool eof_ = false;

@@ -30,10 +30,9 @@ int run_neighbors(line_reader& in, double radius, const std::string& method) {
   std::string_view line;
   while (in.next(line)) {
     if (is_ignorable(line)) continue;
-    split_fields(line, fields);
-    if (fields.size() != static_cast<std::size_t>(D))
-      fail_at(in.line_number(),
-              "expected " + std::to_string(D) + " numbers, found " + std::to_string(fields.size()));
+    const std::size_t found = split_fields(line, fields, D);
+    if (found != static_cast<std::size_t>(D))
+      fail_at(in.line_number(), "expected " + std::to_string(D) + " numbers, found " + std::to_string(found));
     std::array<double, D> p{};
     for (std::size_t i = 0; i < static_cast<std::size_t>(D); ++i) {
       p[i] = parse_number(fields[i], in.line_number());

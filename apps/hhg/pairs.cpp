@@ -30,11 +30,10 @@ std::vector<box<D, double>> read_boxes(line_reader& in) {
   std::string_view line;
   while (in.next(line)) {
     if (is_ignorable(line)) continue;
-    split_fields(line, fields);
     constexpr std::size_t count = std::size_t{2} * D;
-    if (fields.size() != count)
-      fail_at(in.line_number(),
-              "expected " + std::to_string(count) + " numbers, found " + std::to_string(fields.size()));
+    const std::size_t found = split_fields(line, fields, count);
+    if (found != count)
+      fail_at(in.line_number(), "expected " + std::to_string(count) + " numbers, found " + std::to_string(found));
     boxes.push_back(parse_box<D>(fields, 0, in.line_number()));
   }
   if (boxes.size() > std::numeric_limits<std::uint32_t>::max())

@@ -95,17 +95,17 @@ int choose_dimension(int dim_flag, std::optional<std::string_view> first_line) {
   return 3;
 }
 
-void split_fields(std::string_view line, std::vector<std::string_view>& out) {
+std::size_t split_fields(std::string_view line, std::vector<std::string_view>& out, std::size_t keep) {
   out.clear();
   line = strip_cr(line);
-  std::size_t i = 0;
+  std::size_t i = 0, count = 0;
   const std::size_t n = line.size();
   while (true) {
     while (i < n && is_separator(line[i])) ++i;
-    if (i == n) return;
+    if (i == n) return count;
     const std::size_t start = i;
     while (i < n && !is_separator(line[i])) ++i;
-    out.push_back(line.substr(start, i - start));
+    if (count++ < keep) out.push_back(line.substr(start, i - start));
   }
 }
 

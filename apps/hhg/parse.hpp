@@ -46,8 +46,11 @@ bool is_ignorable(std::string_view line) noexcept;
 /// is no dimension header. A header with any other value (`# dim 4`) is an error.
 std::optional<int> parse_dim_header(std::string_view first_line, std::size_t line);
 
-/// Splits a line into fields at runs of spaces, tabs and commas. Reuses `out`.
-void split_fields(std::string_view line, std::vector<std::string_view>& out);
+/// Splits a line into fields at runs of spaces, tabs and commas and returns
+/// how many there are. Keeps the first `keep` of them in `out` (reused): the
+/// callers need only as many as a valid line has, and a line of millions of
+/// fields then costs no memory.
+std::size_t split_fields(std::string_view line, std::vector<std::string_view>& out, std::size_t keep);
 
 /// Parses one coordinate: a decimal floating-point number (optional sign, digits,
 /// optional fraction and exponent) or inf / infinity with an optional sign, case

@@ -46,11 +46,10 @@ std::vector<box<D, double>> read_box_file(line_reader& in) {
   std::string_view line;
   while (in.next(line)) {
     if (is_ignorable(line)) continue;
-    split_fields(line, fields);
     constexpr std::size_t count = std::size_t{2} * D;
-    if (fields.size() != count)
-      fail_at(in.line_number(),
-              "expected " + std::to_string(count) + " numbers, found " + std::to_string(fields.size()));
+    const std::size_t found = split_fields(line, fields, count);
+    if (found != count)
+      fail_at(in.line_number(), "expected " + std::to_string(count) + " numbers, found " + std::to_string(found));
     boxes.push_back(parse_box<D>(fields, 0, in.line_number()));
   }
   if (boxes.size() >= std::numeric_limits<std::uint32_t>::max()) throw input_error("too many boxes");
@@ -109,14 +108,14 @@ int run_query(line_reader& boxes_in, const query_options& o, mode m, const std::
     while (in.next(line)) {
       if (is_ignorable(line)) continue;
       const std::size_t ln = in.line_number();
-      split_fields(line, fields);
-      if (fields.size() != want) {
+      const std::size_t found = split_fields(line, fields, want);
+      if (found != want) {
         std::string msg = "expected ";
         msg += std::to_string(want);
         msg += " numbers for a ";
         msg += shape_name(m);
         msg += ", found ";
-        msg += std::to_string(fields.size());
+        msg += std::to_string(found);
         fail_at(ln, msg);
       }
       std::vector<double> v(want);

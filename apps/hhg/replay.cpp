@@ -36,7 +36,7 @@ class replayer {
     std::string_view line;
     while (in_.next(line)) {
       if (is_ignorable(line)) continue;
-      split_fields(line, fields_);
+      count_ = split_fields(line, fields_, 2 + 2 * D);  // the most a valid line has
       line_ = in_.line_number();
       try {
         execute();
@@ -50,6 +50,8 @@ class replayer {
 
  private:
   void execute() {
+    if (count_ == 0)  // a line of separators only (",,,"): not blank, but no command either
+      fail_at(line_, "expected a command (add, move, remove or pairs), found no fields");
     const std::string_view cmd = fields_[0];
     if (cmd == "add") {
       expect_box_fields();
@@ -66,15 +68,15 @@ class replayer {
       const box<D, typename M::scalar> b = parse_box<D>(fields_, 2, line_);
       m_.move(find(id), b);
     } else if (cmd == "remove") {
-      if (fields_.size() != 2)
-        fail_at(line_, "expected 'remove ID', found " + std::to_string(fields_.size() - 1) +
+      if (count_ != 2)
+        fail_at(line_, "expected 'remove ID', found " + std::to_string(count_ - 1) +
                            " fields after 'remove'");
       const std::uint64_t id = parse_id(fields_[1], line_);
       m_.remove(find(id));
       ids_.erase(id);
     } else if (cmd == "pairs") {
-      if (fields_.size() != 1)
-        fail_at(line_, "'pairs' takes no arguments, found " + std::to_string(fields_.size() - 1));
+      if (count_ != 1)
+        fail_at(line_, "'pairs' takes no arguments, found " + std::to_string(count_ - 1));
       print_pairs();
     } else {
       fail_at(line_, "unknown command " + quoted(cmd) + " (expected add, move, remove or pairs)");
@@ -84,12 +86,12 @@ class replayer {
   /// `add ID` / `move ID` followed by 2*D numbers.
   void expect_box_fields() const {
     const std::string cmd(fields_[0]);
-    if (fields_.size() < 2)
+    if (count_ < 2)
       fail_at(line_,
               "expected '" + cmd + " ID' followed by " + std::to_string(2 * D) + " numbers, found no ID");
-    if (fields_.size() != 2 + 2 * D)
+    if (count_ != 2 + 2 * D)
       fail_at(line_, "expected '" + cmd + " ID' followed by " + std::to_string(2 * D) + " numbers, found " +
-                         std::to_string(fields_.size() - 2));
+                         std::to_string(count_ - 2));
   }
 
   handle find(std::uint64_t id) const {
@@ -118,7 +120,8 @@ class replayer {
   std::unordered_map<std::uint64_t, handle> ids_;
   std::vector<std::uint64_t> id_of_;  // handle.index -> ID
   std::vector<std::pair<std::uint64_t, std::uint64_t>> pairs_;
-  std::vector<std::string_view> fields_;
+  std::vector<std::string_view> fields_;  // the first fields of the line (at most 2 + 2 * D)
+  std::size_t count_ = 0;                 // the line's number of fields
   std::size_t line_ = 0;
 };
 
