@@ -136,8 +136,11 @@ void hash_grids_state<D, T>::validate() const {
     for (std::uint32_t id : g.free_bricks) {
       if (g.brick_fill[id] != 0) broken("a free brick is in use");
       for (std::uint32_t k = 0; k < kBrickCells; ++k)
-        if (g.bricks[(id << kLocalBits) | k] != 0) broken("a free brick holds cells");
+        if (g.bricks[((id + 1) << kLocalBits) | k] != 0) broken("a free brick holds cells");
     }
+    if (g.bricks.size() != (g.brick_fill.size() + 1) * kBrickCells) broken("brick storage has the wrong size");
+    for (std::uint32_t k = 0; k < kBrickCells; ++k)
+      if (g.bricks[k] != 0) broken("the empty brick holds cells");
     if (g.free_bricks.size() + std::count_if(g.dir.begin(), g.dir.end(), [](std::uint32_t d) { return d != 0; }) !=
         g.brick_fill.size())
       broken("bricks are lost");

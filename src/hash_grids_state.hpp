@@ -181,7 +181,7 @@ struct hash_grids_state {
     std::array<std::uint32_t, D> bits{};
     std::array<std::uint32_t, D> mask{};
     std::vector<std::uint32_t> dir;
-    std::vector<std::uint32_t> bricks;
+    std::vector<std::uint32_t> bricks;  // brick id k at (k + 1) << kLocalBits; [0, 4^D): the empty brick
     std::vector<std::uint32_t> brick_fill;
     std::vector<std::uint32_t> free_bricks;
     std::vector<occupied_cell> occupied;
@@ -211,7 +211,7 @@ struct hash_grids_state {
   bool rebuild_pending = false;
   int base_class = 0;
 
-  std::vector<query> own;  // queries of the current cell's objects
+  std::vector<entry> cand;  // detection: the objects of a cell's forward neighbours
 
   // detection scratch and counters
   std::vector<std::uint32_t> order, order_tmp;
@@ -301,10 +301,18 @@ struct hash_grids_state {
     return r;
   }
 
+  // Bit m set for every subset m of the axes in r (r < 2^D).
+  static constexpr std::uint32_t subsets_of(std::uint32_t r) {
+    std::uint32_t bits = 0;
+    for (std::uint32_t m = 0; m < (1u << D); ++m)
+      if ((r & m) == m) bits |= 1u << m;
+    return bits;
+  }
+
   // occupied index + 1, or 0
   static std::uint32_t lookup(const grid& g, std::uint32_t code) {
-    const std::uint32_t d = g.dir[code >> kLocalBits];
-    return d == 0 ? 0 : g.bricks[((d - 1) << kLocalBits) | (code & kLocalMask)];
+    // dir 0 selects the empty brick at the front of `bricks`: no branch
+    return g.bricks[(g.dir[code >> kLocalBits] << kLocalBits) | (code & kLocalMask)];
   }
 
   // ---- grids --------------------------------------------------------------------
@@ -317,6 +325,7 @@ struct hash_grids_state {
       g.mask[i] = cfg.initial_cells[i] - 1;
     }
     g.dir.assign(static_cast<std::size_t>(g.cell_count() >> kLocalBits), 0);
+    g.bricks.assign(kBrickCells, 0);  // the empty brick (dir 0)
     g.occupied.reserve(cfg.occupied_cells_capacity);
   }
 
@@ -414,7 +423,7 @@ struct hash_grids_state {
       }
       g.dir[b] = id + 1;
     }
-    return g.bricks[((g.dir[b] - 1) << kLocalBits) | (code & kLocalMask)];
+    return g.bricks[(g.dir[b] << kLocalBits) | (code & kLocalMask)];
   }
 
   // ---- out of memory ---------------------------------------------------------
@@ -518,7 +527,7 @@ struct hash_grids_state {
 
   void reset_grid(grid& g) {
     g.dir.assign(static_cast<std::size_t>(g.cell_count() >> kLocalBits), 0);
-    g.bricks.clear();
+    g.bricks.assign(kBrickCells, 0);  // the empty brick (dir 0)
     g.brick_fill.clear();
     g.free_bricks.clear();
     g.occupied.clear();
@@ -785,9 +794,9 @@ struct hash_grids_state {
       if (total > npos) return;
       occ.reserve(g.occupied.capacity());
       pool.reserve(total + total / 8);
-      bricks.reserve(nbricks * kBrickCells);
+      bricks.reserve((nbricks + 1) * kBrickCells);
       fill.reserve(nbricks);
-      bricks.resize(nbricks * kBrickCells, 0);
+      bricks.resize((nbricks + 1) * kBrickCells, 0);
     } catch (const std::bad_alloc&) {
       return;
     }
@@ -807,7 +816,7 @@ struct hash_grids_state {
         g.dir[b] = static_cast<std::uint32_t>(fill.size());
       }
       ++fill.back();
-      bricks[((fill.size() - 1) << kLocalBits) | (oc.cell & kLocalMask)] = static_cast<std::uint32_t>(k + 1);
+      bricks[(fill.size() << kLocalBits) | (oc.cell & kLocalMask)] = static_cast<std::uint32_t>(k + 1);
       occ.push_back({oc.cell, pos, oc.count, static_cast<std::uint32_t>(klass)});
       pos += class_capacity(klass);
     }
@@ -890,94 +899,92 @@ struct hash_grids_state {
     const grid& g = grids[live_levels[li]];
     sort_occupied(g);
     const entry* pool = g.pool.data();
+    const occupied_cell* occ = g.occupied.data();
     const std::size_t cells = order.size();
+    constexpr int kForward = D == 3 ? 13 : 4;
+    // Reach filter: an object b of the neighbour at offset d can overlap an
+    // object a of this cell only if a reaches into the next cell on every
+    // axis where d = +1 and b does on every axis where d = -1 (both boxes
+    // are smaller than a cell, and cells are computed monotonically from
+    // the coordinates). need_own[t] / need_nb[t]: the reach offset t needs.
+    constexpr std::uint8_t X = 1, Y = 2, Z = 4;
+    constexpr auto need_own = [] {
+      if constexpr (D == 2) return std::array<std::uint8_t, 4>{X, Y, Y, X | Y};
+      else return std::array<std::uint8_t, 13>{X, Y, Y, X | Y, Z, Z, Z | X, Z, Z, Z | X, Z | Y, Z | Y, Z | X | Y};
+    }();
+    constexpr auto need_nb = [] {
+      if constexpr (D == 2) return std::array<std::uint8_t, 4>{0, X, 0, 0};
+      else return std::array<std::uint8_t, 13>{0, X, 0, 0, X | Y, Y, Y, X, 0, 0, X, 0, 0};
+    }();
     for (std::size_t k = 0; k < cells; ++k) {
-      // The walk is spatially sorted but blocks sit anywhere in the pool:
-      // fetch the records and blocks of cells a little ahead.
-      if (k + 16 < cells) __builtin_prefetch(&g.occupied[order[k + 16]]);
-      if (k + 8 < cells) __builtin_prefetch(pool + g.occupied[order[k + 8]].block);
-      const occupied_cell& oc = g.occupied[order[k]];
+      // The walk is spatially sorted but blocks may sit anywhere in the pool
+      // (until the next compaction): fetch records and blocks a little ahead.
+      if (k + 16 < cells) __builtin_prefetch(&occ[order[k + 16]]);
+      if (k + 8 < cells) __builtin_prefetch(pool + occ[order[k + 8]].block);
+      const occupied_cell& oc = occ[order[k]];
       const entry* cell = pool + oc.block;
       const std::uint32_t n = oc.count;
       ++cells_visited;
-      // Pairs inside the cell; then the cell's objects are prepared once as
-      // queries (own) and each object of a forward neighbour is tested
-      // against the eligible ones.
+      // pairs inside the cell
       for (std::uint32_t i = 0; i + 1 < n; ++i) test_against(cell[i], cell + i + 1, n - i - 1, sink);
-      if (own.size() < n) own.resize(std::max<std::size_t>(n, 2 * own.size()), query(cell[0]));
-      for (std::uint32_t i = 0; i < n; ++i) own[i] = query(cell[i]);
+      // The forward half of the neighbourhood: dz > 0, or dz == 0 and dy > 0,
+      // or dz == dy == 0 and dx > 0. A code is a sum of independent per-axis
+      // terms (disjoint bit fields), so the neighbour codes are sums of terms
+      // computed once per cell.
       const auto c = decode(g, oc.cell);
-      // forward half of the neighbourhood: dz > 0, or dz == 0 and dy > 0, or dz == dy == 0 and dx > 0
-      // Reach filter: an object b of the neighbour at offset d can overlap an
-      // object a of this cell only if a reaches into the next cell on every
-      // axis where d = +1 and b does on every axis where d = -1 (both boxes
-      // are smaller than a cell, and cells are computed monotonically from
-      // the coordinates). eligible[m]: the objects of this cell whose reach
-      // includes the axes m (bit i set for object i; cells of more than 64
-      // objects skip the filter).
-      std::array<std::uint64_t, 1u << D> eligible{};
-      const bool filter = n <= 64;
-      if (filter) {
-        for (std::uint32_t i = 0; i < n; ++i) {
-          const std::uint32_t f = cell[i].reach();
-          for (std::uint32_t m = 0; m < (1u << D); ++m)
-            if ((f & m) == m) eligible[m] |= std::uint64_t{1} << i;
-        }
-      }
-      const query* qs = own.data();
-      auto visit = [&](std::uint32_t code, std::uint32_t need_own, std::uint32_t need_nb)
-                       __attribute__((always_inline)) {
-        if (filter && eligible[need_own] == 0) return;
-        const std::uint32_t r = lookup(g, code);
-        if (r == 0) return;
-        const occupied_cell& nb = g.occupied[r - 1];
-        ++cells_visited;
-        const entry* other = pool + nb.block;
-        for (std::uint32_t j = 0; j < nb.count; ++j) {
-          const entry& b = other[j];
-          if ((b.reach() & need_nb) != need_nb) continue;
-          if (filter) {
-            std::uint64_t bits = eligible[need_own];
-            while (bits != 0) {
-              const int i = std::countr_zero(bits);
-              bits &= bits - 1;
-              ++box_tests;
-              if (qs[i].hits(b)) [[unlikely]] sink(cell[i].user_handle(), b.user_handle());
-            }
-          } else {
-            box_tests += n;
-            for (std::uint32_t i = 0; i < n; ++i)
-              if (qs[i].hits(b)) [[unlikely]] sink(cell[i].user_handle(), b.user_handle());
-          }
-        }
-      };
-      // A code is a sum of independent per-axis terms (disjoint bit fields),
-      // so the 13 neighbour codes are sums of 8 terms computed once.
       const std::uint32_t x0 = axis_term(g, 0, c[0] - 1), x1 = axis_term(g, 0, c[0]),
                           x2 = axis_term(g, 0, c[0] + 1);
       const std::uint32_t y0 = axis_term(g, 1, c[1] - 1), y1 = axis_term(g, 1, c[1]),
                           y2 = axis_term(g, 1, c[1] + 1);
-      constexpr std::uint32_t X = 1, Y = 2, Z = 4;  // reach bits: (offset, own needs, neighbour needs)
+      std::array<std::uint32_t, kForward> codes;
       if constexpr (D == 2) {
-        visit(x2 + y1, X, 0);
-        visit(x0 + y2, Y, X);
-        visit(x1 + y2, Y, 0);
-        visit(x2 + y2, X | Y, 0);
+        codes = {x2 + y1, x0 + y2, x1 + y2, x2 + y2};
       } else {
         const std::uint32_t z1 = axis_term(g, 2, c[2]), z2 = axis_term(g, 2, c[2] + 1);
-        visit(x2 + y1 + z1, X, 0);
-        visit(x0 + y2 + z1, Y, X);
-        visit(x1 + y2 + z1, Y, 0);
-        visit(x2 + y2 + z1, X | Y, 0);
-        visit(x0 + y0 + z2, Z, X | Y);
-        visit(x1 + y0 + z2, Z, Y);
-        visit(x2 + y0 + z2, Z | X, Y);
-        visit(x0 + y1 + z2, Z, X);
-        visit(x1 + y1 + z2, Z, 0);
-        visit(x2 + y1 + z2, Z | X, 0);
-        visit(x0 + y2 + z2, Z | Y, X);
-        visit(x1 + y2 + z2, Z | Y, 0);
-        visit(x2 + y2 + z2, Z | X | Y, 0);
+        codes = {x2 + y1 + z1, x0 + y2 + z1, x1 + y2 + z1, x2 + y2 + z1, x0 + y0 + z2,
+                 x1 + y0 + z2, x2 + y0 + z2, x0 + y1 + z2, x1 + y1 + z2, x2 + y1 + z2,
+                 x0 + y2 + z2, x1 + y2 + z2, x2 + y2 + z2};
+      }
+      // Gather the objects of the neighbours into one contiguous candidate
+      // list, then test each object of the cell against all of it. Lookups
+      // have no branches (an empty cell reads as count 0), a neighbour that
+      // no object of this cell reaches counts 0, and a neighbour's object
+      // without the reach it needs is overwritten by the next one: at 1-3
+      // objects per cell, branch mispredictions, more than box tests, were
+      // the cost of the walk.
+      std::uint32_t own_reach = 0;  // bit m: some object of the cell reaches the axes m
+      for (std::uint32_t i = 0; i < n; ++i) own_reach |= subsets_of(cell[i].reach());
+      std::array<std::uint32_t, kForward> first, counts;
+      std::uint32_t total = 0, visited = 0;
+      for (int t = 0; t < kForward; ++t) {
+        const std::uint32_t r = lookup(g, codes[t]);
+        const std::uint32_t hit = r != 0;
+        const occupied_cell& nb = occ[r - hit];  // occ[0] when empty, masked below
+        counts[t] = nb.count & (0u - (hit & (own_reach >> need_own[t])));
+        first[t] = nb.block;
+        total += counts[t];
+        visited += hit;
+      }
+      cells_visited += visited;
+      if (total != 0) {
+        if (cand.size() < total) cand.resize(std::max<std::size_t>(total, 2 * cand.size()));
+        entry* out = cand.data();
+        for (int t = 0; t < kForward; ++t) {
+          const entry* src = pool + first[t];
+          const std::uint32_t need = need_nb[t];
+          for (std::uint32_t j = 0; j < counts[t]; ++j) {
+            *out = src[j];
+            out += (src[j].reach() & need) == need;
+          }
+        }
+        total = static_cast<std::uint32_t>(out - cand.data());
+        box_tests += static_cast<std::uint64_t>(n) * total;
+        const entry* cs = cand.data();
+        for (std::uint32_t i = 0; i < n; ++i) {
+          const query qa(cell[i]);
+          for (std::uint32_t j = 0; j < total; ++j)
+            if (qa.hits(cs[j])) [[unlikely]] sink(cell[i].user_handle(), cs[j].user_handle());
+        }
       }
       // every coarser grid
       for (std::size_t lj = li + 1; lj < live_levels.size(); ++lj) {
@@ -1044,7 +1051,7 @@ struct hash_grids_state {
     std::size_t b = sizeof(*this) + capacity_bytes(grids) + capacity_bytes(levels) + capacity_bytes(list) +
                     capacity_bytes(apart) + capacity_bytes(slots) + capacity_bytes(order) +
                     capacity_bytes(order_tmp) + capacity_bytes(live_levels) + capacity_bytes(tmp) +
-                    capacity_bytes(own);
+                    capacity_bytes(cand);
     for (const grid& g : grids) b += grid_bytes(g) - sizeof(grid);
     return b;
   }
