@@ -248,15 +248,15 @@ void hash_grids<D, T>::move_checked(handle h, const box_type& b) {
         return;
       }
       if (s.fits(g, eff)) {
-        const std::uint32_t code = state::cell_of(g, b);
+        std::uint32_t reach;
+        const std::uint32_t code = state::cell_and_reach(g, b, reach);
         if (code == sl.cell) {  // Algorithm 2: same cell, nothing moves
           auto& e = g.pool[sl.at];
           e.set(b);
-          e.set_reach(state::reach_of(g, b));
+          e.set_reach(reach);
           return;
         }
-        s.prepare_remove(place, sl.cell);  // reserve first: nothing below can fail
-        s.prepare_add(place, code);
+        s.prepare_cell_change(place, sl.cell, code);  // reserve first: nothing below can fail
         s.remove_from_grid(place, sl.cell, sl.at);
         s.add_to_grid(place, state::entry::make(b, h));
         return;
@@ -278,6 +278,7 @@ void hash_grids<D, T>::move_checked(handle h, const box_type& b) {
 template <int D, class T>
 void hash_grids<D, T>::move(std::span<const handle> hs, std::span<const box_type> bs) {
   auto& s = *s_;
+  using state = detail::hash_grids_state<D, T>;
   if (hs.size() != bs.size())
     throw error(errc::bad_config, "hhg: hash_grids::move: " + std::to_string(hs.size()) + " handles but " +
                                       std::to_string(bs.size()) + " boxes");
@@ -290,7 +291,7 @@ void hash_grids<D, T>::move(std::span<const handle> hs, std::span<const box_type
   // so the misses overlap instead of following one another.
   constexpr std::size_t kSlotAhead = 16, kEntryAhead = 8;
   const std::size_t n = hs.size();
-  for (std::size_t i = 0; i < n; ++i) {
+  auto prefetch = [&](std::size_t i) {
     if (i + kSlotAhead < n) __builtin_prefetch(&s.slots[hs[i + kSlotAhead].index]);
     if (i + kEntryAhead < n) {
       const auto& ahead = s.slots[hs[i + kEntryAhead].index];
@@ -299,6 +300,54 @@ void hash_grids<D, T>::move(std::span<const handle> hs, std::span<const box_type
         if (ahead.at < g.pool.size()) __builtin_prefetch(g.pool.data() + ahead.at, 1);
       }
     }
+  };
+  constexpr std::size_t kTwoPass = 4096;
+  if (n < kTwoPass || !s.active || s.cfg.strategy != update_strategy::incremental) {
+    for (std::size_t i = 0; i < n; ++i) {
+      prefetch(i);
+      move_checked(hs[i], bs[i]);
+    }
+    return;
+  }
+  // Two passes. The first stores the box of every object that keeps its cell
+  // (the common case) and sets aside the others, which the second moves in
+  // the order of their old cells: those moves then walk the cell tables and
+  // the pool in memory order instead of jumping (a cell change touches the
+  // old and the new cell's records and blocks). The result is the same as the
+  // moves in order: an object set aside is marked `pending`, so a later move
+  // of the same object in the batch is set aside too, behind it.
+  s.pending.assign((s.slots.size() + 63) / 64, 0);  // may throw: nothing changed yet
+  auto& later = s.deferred;
+  later.clear();
+  for (std::size_t i = 0; i < n; ++i) {
+    prefetch(i);
+    const handle h = hs[i];
+    const box_type& b = bs[i];
+    const auto sl = s.slots[h.index];
+    const std::uint32_t place = sl.place();
+    std::uint32_t key = detail::npos;  // not in a grid: moved last
+    const bool marked = (s.pending[h.index >> 6] >> (h.index & 63)) & 1u;
+    if (place < detail::kMaxGrids) {
+      key = sl.cell;
+      auto& g = s.grids[place];
+      if (!marked && is_bounded(b) && s.fits(g, state::effective_size(b))) {
+        std::uint32_t reach;
+        if (state::cell_and_reach(g, b, reach) == sl.cell) {  // Algorithm 2: same cell, nothing moves
+          auto& e = g.pool[sl.at];
+          e.set(b);
+          e.set_reach(reach);
+          continue;
+        }
+      }
+    }
+    later.push_back({static_cast<std::uint32_t>(i), key});  // may throw: the boxes stored so far stay
+    s.pending[h.index >> 6] |= std::uint64_t{1} << (h.index & 63);
+  }
+  s.sort_deferred();
+  const std::size_t m = later.size();
+  for (std::size_t k = 0; k < m; ++k) {
+    if (k + kSlotAhead < m) __builtin_prefetch(&s.slots[hs[later[k + kSlotAhead].index].index]);
+    const std::uint32_t i = later[k].index;
     move_checked(hs[i], bs[i]);
   }
 }

@@ -217,6 +217,14 @@ struct hash_grids_state {
   std::vector<std::uint32_t> order, order_tmp;
   std::vector<std::uint32_t> live_levels;
   std::vector<entry> tmp;
+  // batch move scratch: the moves set aside for the second pass (index in
+  // the batch, old cell code), and one bit per slot for objects set aside
+  struct deferred_move {
+    std::uint32_t index;
+    std::uint32_t key;
+  };
+  std::vector<deferred_move> deferred, deferred_tmp;
+  std::vector<std::uint64_t> pending;
   std::uint64_t box_tests = 0, cells_visited = 0, pairs = 0;
   std::uint64_t compactions = 0;  // since construction
 
@@ -288,6 +296,19 @@ struct hash_grids_state {
   static std::uint32_t cell_of(const grid& g, const entry& e) {
     std::array<std::uint32_t, D> c{};
     for (int i = 0; i < D; ++i) c[i] = coord(g, i, e.min(i));
+    return encode(g, c);
+  }
+  // cell_of and reach_of at once (the floors of the min corner are shared).
+  static std::uint32_t cell_and_reach(const grid& g, const box_t& b, std::uint32_t& reach) {
+    std::array<std::uint32_t, D> c{};
+    std::uint32_t r = 0;
+    for (int i = 0; i < D; ++i) {
+      const std::int64_t lo = floor_to_int(static_cast<double>(b.min[i]) * g.inv);
+      const std::int64_t hi = floor_to_int(static_cast<double>(b.max[i]) * g.inv);
+      c[i] = static_cast<std::uint32_t>(lo) & g.mask[i];
+      r |= static_cast<std::uint32_t>(hi != lo) << i;
+    }
+    reach = r;
     return encode(g, c);
   }
   // The reach bits of a box in grid g (see entry::reach).
@@ -463,6 +484,49 @@ struct hash_grids_state {
     } else if (static_cast<int>(oc.klass) > base_class && 2 * (oc.count - 1) <= class_capacity(static_cast<int>(oc.klass))) {
       reserve_block(g, std::max(base_class, class_for(oc.count - 1)));
     }
+  }
+
+  // Reserves what remove_from_grid(gid, from, .) followed by an add to cell
+  // `to` of the same grid need together. prepare_remove and prepare_add one
+  // after the other are not enough: both may count on the same free block,
+  // both may grow the pool, and both may return a block to the same free list.
+  void prepare_cell_change(std::uint32_t gid, std::uint32_t from, std::uint32_t to) {
+    grid& g = grids[gid];
+    const occupied_cell& old_cell = g.occupied[lookup(g, from) - 1];
+    const int freed = static_cast<int>(old_cell.klass);  // the removal always frees this class
+    int shrink = -1;                                       // class the removal relocates to
+    if (old_cell.count == 1) {
+      reserve_for(g.free_bricks, g.free_bricks.size() + 1);
+    } else if (freed > base_class && 2 * (old_cell.count - 1) <= class_capacity(freed)) {
+      shrink = std::max(base_class, class_for(old_cell.count - 1));
+    }
+    int grow = -1, grow_freed = -1;  // the addition: class of the block it takes, class it frees
+    if (g.dir[to >> kLocalBits] == 0 && g.free_bricks.empty()) {
+      reserve_for(g.bricks, g.bricks.size() + kBrickCells);
+      reserve_for(g.brick_fill, g.brick_fill.size() + 1);
+    }
+    const std::uint32_t r = lookup(g, to);
+    if (r == 0) {
+      grow = base_class;
+      reserve_for(g.occupied, g.occupied.size() + 1);
+    } else {
+      const occupied_cell& oc = g.occupied[r - 1];
+      if (oc.count == class_capacity(static_cast<int>(oc.klass)) && oc.klass + 1 < static_cast<std::uint32_t>(kClasses)) {
+        grow = static_cast<int>(oc.klass) + 1;
+        grow_freed = static_cast<int>(oc.klass);
+      }
+    }
+    std::size_t pool_extra = 0;
+    if (shrink >= 0 && g.free_blocks[shrink].empty()) pool_extra += class_capacity(shrink);
+    if (grow >= 0) {
+      std::size_t free_now = g.free_blocks[grow].size();
+      if (grow == shrink && free_now > 0) --free_now;  // the removal takes it first
+      if (free_now == 0) pool_extra += class_capacity(grow);
+    }
+    if (pool_extra != 0) reserve_for(g.pool, g.pool.size() + pool_extra);
+    reserve_for(g.free_blocks[freed], g.free_blocks[freed].size() + (grow_freed == freed ? 2 : 1));
+    if (grow_freed >= 0 && grow_freed != freed)
+      reserve_for(g.free_blocks[grow_freed], g.free_blocks[grow_freed].size() + 1);
   }
 
   // Adds entry e to grid gid (slot table updated). No growth check.
@@ -806,6 +870,12 @@ struct hash_grids_state {
     for (std::size_t k = 0; k < cells; ++k) {
       const occupied_cell& oc = g.occupied[order[k]];
       const int klass = std::max(base_class, class_for(oc.count));
+      if (k + 8 < cells) {  // the slots written below are scattered: fetch them ahead
+        const occupied_cell& ahead = g.occupied[order[k + 8]];
+        for (std::uint32_t j = 0; j < ahead.count && j < 4; ++j)
+          __builtin_prefetch(&slots[g.pool[ahead.block + j].id.index], 1);
+      }
+      if (k + 16 < cells) __builtin_prefetch(g.pool.data() + g.occupied[order[k + 16]].block);
       pool.insert(pool.end(), g.pool.begin() + oc.block, g.pool.begin() + oc.block + oc.count);
       pool.resize(pos + class_capacity(klass));  // the block's free room
       for (std::uint32_t j = 0; j < oc.count; ++j) slots[pool[pos + j].id.index].at = pos + j;
@@ -835,6 +905,10 @@ struct hash_grids_state {
     const std::size_t n = g.occupied.size();
     order.resize(n);
     for (std::size_t i = 0; i < n; ++i) order[i] = static_cast<std::uint32_t>(i);
+    // right after a compaction the list is in code order already
+    bool sorted = true;
+    for (std::size_t i = 1; i < n && sorted; ++i) sorted = g.occupied[i - 1].cell < g.occupied[i].cell;
+    if (sorted) return;
     if (n < 64) {
       std::sort(order.begin(), order.end(),
                 [&](std::uint32_t a, std::uint32_t b) { return g.occupied[a].cell < g.occupied[b].cell; });
@@ -858,6 +932,26 @@ struct hash_grids_state {
         order_tmp[counts[(g.occupied[o].cell >> shift) & ((1u << kDigit) - 1)]++] = o;
       }
       order.swap(order_tmp);
+    }
+  }
+
+  // Stable radix sort of `deferred` by key (old cell code).
+  void sort_deferred() {
+    const std::size_t n = deferred.size();
+    if (n < 2) return;
+    deferred_tmp.resize(n);
+    constexpr int kDigit = 11;
+    for (std::uint32_t shift = 0; shift < 32; shift += kDigit) {
+      std::uint32_t counts[1u << kDigit] = {};
+      for (const deferred_move& d : deferred) ++counts[(d.key >> shift) & ((1u << kDigit) - 1)];
+      std::uint32_t sum = 0;
+      for (auto& c : counts) {
+        const std::uint32_t v = c;
+        c = sum;
+        sum += v;
+      }
+      for (const deferred_move& d : deferred) deferred_tmp[counts[(d.key >> shift) & ((1u << kDigit) - 1)]++] = d;
+      deferred.swap(deferred_tmp);
     }
   }
 
@@ -1050,7 +1144,7 @@ struct hash_grids_state {
   std::size_t total_bytes() const {
     std::size_t b = sizeof(*this) + capacity_bytes(grids) + capacity_bytes(levels) + capacity_bytes(list) +
                     capacity_bytes(apart) + capacity_bytes(slots) + capacity_bytes(order) +
-                    capacity_bytes(order_tmp) + capacity_bytes(live_levels) + capacity_bytes(tmp) +
+                    capacity_bytes(order_tmp) + capacity_bytes(live_levels) + capacity_bytes(tmp) + capacity_bytes(deferred) + capacity_bytes(deferred_tmp) + capacity_bytes(pending) +
                     capacity_bytes(cand);
     for (const grid& g : grids) b += grid_bytes(g) - sizeof(grid);
     return b;

@@ -381,5 +381,71 @@ TEST(OutOfMemory, RebuildStrategyFailedDetectionRecovers) {
   failed_detection_recovers(hash_grids<3, double>(c), true);
 }
 
+// A batch move of the hash grid big enough to run in two passes (objects
+// that keep their cell first, then the others in cell order), whose k-th
+// allocation fails, for every k: no object is lost, each has its old box or
+// one of its new ones, validate() holds, and the next detection is exact.
+TEST(OutOfMemory, BatchMoveFailureLosesNothing) {
+  using B = box<3, double>;
+  hash_grids<3, double> base;
+  std::vector<handle> hs;
+  const auto boxes = hhg::scenes::make_zoo_scene<3, double>(hhg::scenes::zoo::mixed, 2000, 6);
+  for (const auto& b : boxes) hs.push_back(base.insert(b));
+  std::vector<handle_pair> out;
+  base.find_pairs(out);
+  hhg::scenes::rng r(9);
+  std::vector<handle> which;
+  std::vector<B> where;
+  std::vector<std::vector<B>> given(hs.size());
+  for (int k = 0; k < 4500; ++k) {  // each handle about twice
+    const std::size_t i = r.below(hs.size());
+    B b = boxes[i];
+    if (k % 5 == 0) b = boxes[r.below(boxes.size())];         // a jump across the scene
+    if (k % 11 == 0) b = cube<3, double>(1e4 + 3.0 * k, 40);  // another grid, far out
+    for (int a = 0; a < 3; ++a) {
+      const double d = r.uniform(-0.2, 0.2);
+      b.min[a] += d;
+      b.max[a] += d;
+    }
+    which.push_back(hs[i]);
+    where.push_back(b);
+    given[i].push_back(b);
+  }
+  int k = 1;
+  for (; k < 100000; ++k) {
+    hash_grids<3, double> m = base;
+    bool failed = false;
+    fail_at.store(allocations.load() + static_cast<std::uint64_t>(k));
+    try {
+      m.move(std::span<const handle>(which), std::span<const B>(where));
+    } catch (const std::bad_alloc&) {
+      failed = true;
+    }
+    fail_at.store(0);
+    ASSERT_NO_THROW(m.validate()) << "allocation " << k << (failed ? " failed" : " did not fail");
+    ASSERT_EQ(m.size(), hs.size());
+    std::vector<B> now;
+    for (std::size_t i = 0; i < hs.size(); ++i) {
+      ASSERT_TRUE(m.contains(hs[i])) << "object " << i << " lost";
+      const B x = m.get(hs[i]);
+      bool known = x.min == boxes[i].min && x.max == boxes[i].max;
+      for (const B& g : given[i]) known = known || (x.min == g.min && x.max == g.max);
+      ASSERT_TRUE(known) << "object " << i << " has a box it was never given (allocation " << k << ")";
+      now.push_back(x);
+    }
+    std::vector<handle_pair> got;
+    m.find_pairs(got);
+    std::vector<handle_pair> want;
+    for (std::size_t i = 0; i < now.size(); ++i)
+      for (std::size_t j = i + 1; j < now.size(); ++j)
+        if (hhg::overlaps(now[i], now[j])) want.push_back({hs[i], hs[j]});
+    hhg::canonicalize(got);
+    hhg::canonicalize(want);
+    ASSERT_EQ(got, want) << "allocation " << k << " failed, the next detection differs";
+    if (!failed) break;
+  }
+  EXPECT_GT(k, 3) << "the batch allocates at several points";
+}
+
 }  // namespace
 }  // namespace hhg_test

@@ -71,12 +71,15 @@ class hash_grids {
   /// Throws hhg::error for a bad handle or box; nothing changes then.
   void move(handle h, const box_type& b);
 
-  /// Moves many objects: the same as move(hs[i], bs[i]) for i = 0, 1, ... in
-  /// order, faster for large counts (the next objects' storage is fetched
-  /// ahead, so cache misses overlap). Every handle and box is checked first:
-  /// a bad one throws hhg::error and nothing changes. Should memory run out
-  /// part-way (a move to a new cell can allocate), the moves before the
-  /// failing one are done, the rest are not, and the structure stays valid.
+  /// Moves many objects: the same result as move(hs[i], bs[i]) for i = 0, 1,
+  /// ... in order (a handle may appear more than once; its last box wins),
+  /// faster for large counts: the next objects' storage is fetched ahead, and
+  /// objects that change cell are moved after the others, in the order of
+  /// their cells. Every handle and box is checked first: a bad one throws
+  /// hhg::error and nothing changes. Should memory run out part-way (a move
+  /// to a new cell can allocate), some moves are done and the others are not
+  /// (each object has its old box or its new one), no object is lost, and the
+  /// structure stays valid.
   void move(std::span<const handle> hs, std::span<const box_type> bs);
 
   /// The stored box of an object (a copy). Throws hhg::error for a bad handle.
