@@ -350,6 +350,9 @@ void hash_grids<D, T>::move(std::span<const handle> hs, std::span<const box_type
     const std::uint32_t i = later[k].index;
     move_checked(hs[i], bs[i]);
   }
+  // The scratch is a few bytes per moved object: give it back rather than
+  // hold it between steps (memory is budgeted per object).
+  s.release_batch_scratch();
 }
 
 template <int D, class T>

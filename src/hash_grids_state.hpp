@@ -935,6 +935,12 @@ struct hash_grids_state {
     }
   }
 
+  void release_batch_scratch() noexcept {
+    std::vector<deferred_move>().swap(deferred);
+    std::vector<deferred_move>().swap(deferred_tmp);
+    std::vector<std::uint64_t>().swap(pending);
+  }
+
   // Stable radix sort of `deferred` by key (old cell code).
   void sort_deferred() {
     const std::size_t n = deferred.size();

@@ -521,6 +521,8 @@ TEST_F(cli, RunJson) {
                         "detect_ms_median",
                         "step_ms_median",
                         "step_ns_per_object",
+                        "step_ms_mean",
+                        "step_ns_per_object_mean",
                         "pairs_median",
                         "bytes",
                         "bytes_per_object",
@@ -535,7 +537,7 @@ TEST_F(cli, RunJson) {
   EXPECT_EQ(j["scalar"], "double");
   EXPECT_EQ(j["strategy"], "incremental");
   for (const char* key : {"setup_ms", "update_ms_median", "detect_ms_median", "step_ms_median",
-                          "step_ns_per_object", "pairs_median", "bytes", "bytes_per_object"}) {
+                          "step_ns_per_object", "step_ms_mean", "step_ns_per_object_mean", "pairs_median", "bytes", "bytes_per_object"}) {
     EXPECT_TRUE(j[key].is_number()) << key;
     EXPECT_GE(j[key].get<double>(), 0) << key;
   }

@@ -60,6 +60,11 @@ double median(std::vector<double> v) {
 }
 
 double maximum(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
+double mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (const double x : v) sum += x;
+  return v.empty() ? 0 : sum / static_cast<double>(v.size());
+}
 
 /// Peak resident set size (VmHWM) in bytes, if /proc/self/status tells.
 std::optional<std::uint64_t> peak_rss_bytes() {
@@ -224,7 +229,7 @@ struct summary {
   double setup_ms = 0;
   double update_median = 0, update_max = 0;
   double detect_median = 0, detect_max = 0;
-  double step_median = 0, step_max = 0;
+  double step_median = 0, step_max = 0, step_mean = 0;
   double pairs_median = 0;
   std::size_t bytes = 0;
   std::optional<std::uint64_t> peak_rss;
@@ -249,8 +254,9 @@ void print_summary(const run_options& o, const summary& s, const char* scalar) {
   row("setup", format("%.3f ms", s.setup_ms) + " (inserting all objects)");
   row("update", format("median %.3f ms", s.update_median) + format(", max %.3f ms", s.update_max));
   row("detection", format("median %.3f ms", s.detect_median) + format(", max %.3f ms", s.detect_max));
-  row("step", format("median %.3f ms", s.step_median) +
-                  format(", %.1f ns per object", s.n ? s.step_median * 1e6 / static_cast<double>(s.n) : 0.0));
+  const double per = s.n ? 1e6 / static_cast<double>(s.n) : 0.0;
+  row("step", format("median %.3f ms", s.step_median) + format(", %.1f ns per object", s.step_median * per) +
+                  format("; mean %.3f ms", s.step_mean) + format(", %.1f ns per object", s.step_mean * per));
   row("pairs per step",
       format(s.pairs_median == std::floor(s.pairs_median) ? "median %.0f" : "median %.1f", s.pairs_median));
   row("memory", std::to_string(s.bytes) + " bytes" +
@@ -302,6 +308,8 @@ void write_json(std::FILE* f, const run_options& o, const summary& s, const char
   key("step_ms_median", json_number(s.step_median));
   key("step_ms_max", json_number(s.step_max));
   key("step_ns_per_object", json_number(s.n ? s.step_median * 1e6 / n : 0.0));
+  key("step_ms_mean", json_number(s.step_mean));
+  key("step_ns_per_object_mean", json_number(s.n ? s.step_mean * 1e6 / n : 0.0));
   key("pairs_median", json_number(s.pairs_median));
   key("bytes", std::to_string(s.bytes));
   key("bytes_per_object", json_number(s.n ? static_cast<double>(s.bytes) / n : 0.0));
@@ -397,6 +405,7 @@ int run_scenario(const run_options& o, const config& cfg, std::FILE* json) {
   s.detect_max = maximum(detect_ms);
   s.step_median = median(step_ms);
   s.step_max = maximum(step_ms);
+  s.step_mean = mean(step_ms);
   s.pairs_median = median(pair_counts);
   s.stats = grids.stats();
   s.bytes = s.stats.bytes;
