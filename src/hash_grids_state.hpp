@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "big_allocator.hpp"
 #include "hhg/detail/checks.hpp"
 
 #if defined(__SSE2__)
@@ -185,7 +186,7 @@ struct hash_grids_state {
     std::vector<std::uint32_t> brick_fill;
     std::vector<std::uint32_t> free_bricks;
     std::vector<occupied_cell> occupied;
-    std::vector<entry> pool;
+    big_vector<entry> pool;
     std::array<std::vector<std::uint32_t>, kClasses> free_blocks;
     std::size_t objects = 0;
     // Entries written out of cell order since the last compaction (new
@@ -842,8 +843,9 @@ struct hash_grids_state {
     sort_occupied(g);
     const std::size_t cells = order.size();
     std::vector<occupied_cell> occ;
-    std::vector<entry> pool;
-    std::vector<std::uint32_t> bricks, fill;
+    big_vector<entry> pool;
+    std::vector<std::uint32_t> bricks;
+    std::vector<std::uint32_t> fill;
     try {
       std::size_t total = 0, nbricks = 0;
       std::uint32_t last_brick = npos;
