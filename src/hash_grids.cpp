@@ -297,7 +297,11 @@ void hash_grids<D, T>::move(std::span<const handle> hs, std::span<const box_type
       const auto& ahead = s.slots[hs[i + kEntryAhead].index];
       if (ahead.place() < detail::kMaxGrids) {
         const auto& g = s.grids[ahead.place()];
-        if (ahead.at < g.pool.size()) __builtin_prefetch(g.pool.data() + ahead.at, 1);
+        if (ahead.at < g.pool.size()) {  // an entry may straddle two cache lines
+          const char* e = reinterpret_cast<const char*>(g.pool.data() + ahead.at);
+          __builtin_prefetch(e, 1);
+          __builtin_prefetch(e + sizeof(*g.pool.data()) - 1, 1);
+        }
       }
     }
   };

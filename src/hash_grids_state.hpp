@@ -1018,6 +1018,11 @@ struct hash_grids_state {
       if constexpr (D == 2) return std::array<std::uint8_t, 4>{0, X, 0, 0};
       else return std::array<std::uint8_t, 13>{0, X, 0, 0, X | Y, Y, Y, X, 0, 0, X, 0, 0};
     }();
+    // the code bits of each axis (see the neighbour codes below)
+    const std::uint32_t mx = axis_term(g, 0, g.mask[0]), my = axis_term(g, 1, g.mask[1]),
+                        mz = D == 3 ? axis_term(g, D - 1, g.mask[D - 1]) : 0;
+    const std::uint32_t* dir = g.dir.data();
+    const std::uint32_t* bricks = g.bricks.data();
     for (std::size_t k = 0; k < cells; ++k) {
       // The walk is spatially sorted but blocks may sit anywhere in the pool
       // (until the next compaction): fetch records and blocks a little ahead.
@@ -1033,19 +1038,23 @@ struct hash_grids_state {
       // or dz == dy == 0 and dx > 0. A code is a sum of independent per-axis
       // terms (disjoint bit fields), so the neighbour codes are sums of terms
       // computed once per cell.
-      const auto c = decode(g, oc.cell);
-      const std::uint32_t x0 = axis_term(g, 0, c[0] - 1), x1 = axis_term(g, 0, c[0]),
-                          x2 = axis_term(g, 0, c[0] + 1);
-      const std::uint32_t y0 = axis_term(g, 1, c[1] - 1), y1 = axis_term(g, 1, c[1]),
-                          y2 = axis_term(g, 1, c[1] + 1);
+      // Each axis owns fixed bits of the code, in order of significance, so a
+      // neighbour's part of the code is the cell's part plus or minus one in
+      // "dilated" arithmetic: the carry runs through the other axes' bits when
+      // they are set to one first. Wrap-around modulo the cells per axis is the
+      // mask. No decoding, no offset table.
+      const std::uint32_t code = oc.cell;
+      const std::uint32_t x1 = code & mx, y1 = code & my;
+      const std::uint32_t x0 = (x1 - 1) & mx, x2 = ((x1 | ~mx) + 1) & mx;
+      const std::uint32_t y0 = (y1 - 1) & my, y2 = ((y1 | ~my) + 1) & my;
       std::array<std::uint32_t, kForward> codes;
       if constexpr (D == 2) {
-        codes = {x2 + y1, x0 + y2, x1 + y2, x2 + y2};
+        codes = {x2 | y1, x0 | y2, x1 | y2, x2 | y2};
       } else {
-        const std::uint32_t z1 = axis_term(g, 2, c[2]), z2 = axis_term(g, 2, c[2] + 1);
-        codes = {x2 + y1 + z1, x0 + y2 + z1, x1 + y2 + z1, x2 + y2 + z1, x0 + y0 + z2,
-                 x1 + y0 + z2, x2 + y0 + z2, x0 + y1 + z2, x1 + y1 + z2, x2 + y1 + z2,
-                 x0 + y2 + z2, x1 + y2 + z2, x2 + y2 + z2};
+        const std::uint32_t z1 = code & mz, z2 = ((z1 | ~mz) + 1) & mz;
+        codes = {x2 | y1 | z1, x0 | y2 | z1, x1 | y2 | z1, x2 | y2 | z1, x0 | y0 | z2,
+                 x1 | y0 | z2, x2 | y0 | z2, x0 | y1 | z2, x1 | y1 | z2, x2 | y1 | z2,
+                 x0 | y2 | z2, x1 | y2 | z2, x2 | y2 | z2};
       }
       // Gather the objects of the neighbours into one contiguous candidate
       // list, then test each object of the cell against all of it. Lookups
@@ -1059,7 +1068,7 @@ struct hash_grids_state {
       std::array<std::uint32_t, kForward> first, counts;
       std::uint32_t total = 0, visited = 0;
       for (int t = 0; t < kForward; ++t) {
-        const std::uint32_t r = lookup(g, codes[t]);
+        const std::uint32_t r = bricks[(dir[codes[t] >> kLocalBits] << kLocalBits) | (codes[t] & kLocalMask)];
         const std::uint32_t hit = r != 0;
         const occupied_cell& nb = occ[r - hit];  // occ[0] when empty, masked below
         counts[t] = nb.count & (0u - (hit & (own_reach >> need_own[t])));
