@@ -1007,6 +1007,7 @@ struct hash_grids_state {
     const occupied_cell* occ = g.occupied.data();
     const std::size_t cells = order.size();
     constexpr int kForward = D == 3 ? 13 : 4;
+    constexpr std::uint32_t kFlat = 4;  // cells of more objects filter each object by its reach
     // Reach filter: an object b of the neighbour at offset d can overlap an
     // object a of this cell only if a reaches into the next cell on every
     // axis where d = +1 and b does on every axis where d = -1 (both boxes
@@ -1015,11 +1016,16 @@ struct hash_grids_state {
     constexpr std::uint8_t X = 1, Y = 2, Z = 4;
     constexpr auto need_own = [] {
       if constexpr (D == 2) return std::array<std::uint8_t, 4>{X, Y, Y, X | Y};
-      else return std::array<std::uint8_t, 13>{X, Y, Y, X | Y, Z, Z, Z | X, Z, Z, Z | X, Z | Y, Z | Y, Z | X | Y};
+      else return std::array<std::uint8_t, 13>{X, Y, Y, X | Y, Z, Z, Z, Z, Z | X, Z | X, Z | Y, Z | Y, Z | X | Y};
+    }();
+    // offsets with the same need_own are adjacent: group k is [groups[k], groups[k + 1])
+    constexpr auto groups = [] {
+      if constexpr (D == 2) return std::array<std::uint8_t, 4>{0, 1, 3, 4};
+      else return std::array<std::uint8_t, 8>{0, 1, 3, 4, 8, 10, 12, 13};
     }();
     constexpr auto need_nb = [] {
       if constexpr (D == 2) return std::array<std::uint8_t, 4>{0, X, 0, 0};
-      else return std::array<std::uint8_t, 13>{0, X, 0, 0, X | Y, Y, Y, X, 0, 0, X, 0, 0};
+      else return std::array<std::uint8_t, 13>{0, X, 0, 0, X | Y, Y, X, 0, Y, 0, X, 0, 0};
     }();
     // the code bits of each axis (see the neighbour codes below)
     const std::uint32_t mx = axis_term(g, 0, g.mask[0]), my = axis_term(g, 1, g.mask[1]),
@@ -1056,7 +1062,7 @@ struct hash_grids_state {
       } else {
         const std::uint32_t z1 = code & mz, z2 = ((z1 | ~mz) + 1) & mz;
         codes = {x2 | y1 | z1, x0 | y2 | z1, x1 | y2 | z1, x2 | y2 | z1, x0 | y0 | z2,
-                 x1 | y0 | z2, x2 | y0 | z2, x0 | y1 | z2, x1 | y1 | z2, x2 | y1 | z2,
+                 x1 | y0 | z2, x0 | y1 | z2, x1 | y1 | z2, x2 | y0 | z2, x2 | y1 | z2,
                  x0 | y2 | z2, x1 | y2 | z2, x2 | y2 | z2};
       }
       // Gather the objects of the neighbours into one contiguous candidate
@@ -1083,7 +1089,9 @@ struct hash_grids_state {
       if (total != 0) {
         if (cand.size() < total) cand.resize(std::max<std::size_t>(total, 2 * cand.size()));
         entry* out = cand.data();
+        std::array<std::uint32_t, kForward + 1> start;  // offset t's candidates: [start[t], start[t + 1])
         for (int t = 0; t < kForward; ++t) {
+          start[t] = static_cast<std::uint32_t>(out - cand.data());
           const entry* src = pool + first[t];
           const std::uint32_t need = need_nb[t];
           for (std::uint32_t j = 0; j < counts[t]; ++j) {
@@ -1092,12 +1100,28 @@ struct hash_grids_state {
           }
         }
         total = static_cast<std::uint32_t>(out - cand.data());
-        box_tests += static_cast<std::uint64_t>(n) * total;
+        start[kForward] = total;
         const entry* cs = cand.data();
-        for (std::uint32_t i = 0; i < n; ++i) {
-          const query qa(cell[i]);
-          for (std::uint32_t j = 0; j < total; ++j)
-            if (qa.hits(cs[j])) [[unlikely]] sink(cell[i].user_handle(), cs[j].user_handle());
+        if (n <= kFlat) {  // the usual 1-3 objects: one loop over all candidates
+          box_tests += static_cast<std::uint64_t>(n) * total;
+          for (std::uint32_t i = 0; i < n; ++i) {
+            const query qa(cell[i]);
+            for (std::uint32_t j = 0; j < total; ++j)
+              if (qa.hits(cs[j])) [[unlikely]] sink(cell[i].user_handle(), cs[j].user_handle());
+          }
+        } else {  // a crowded cell: each object only against the offsets it reaches
+          for (std::uint32_t i = 0; i < n; ++i) {
+            const query qa(cell[i]);
+            const std::uint32_t reach = cell[i].reach();
+            for (std::size_t gi = 0; gi + 1 < groups.size(); ++gi) {
+              const std::uint32_t need = need_own[groups[gi]];
+              if ((reach & need) != need) continue;
+              const std::uint32_t lo = start[groups[gi]], hi = start[groups[gi + 1]];
+              box_tests += hi - lo;
+              for (std::uint32_t j = lo; j < hi; ++j)
+                if (qa.hits(cs[j])) [[unlikely]] sink(cell[i].user_handle(), cs[j].user_handle());
+            }
+          }
         }
       }
     }
