@@ -109,7 +109,7 @@ class plain_grid {
 struct result {
   std::string scenario, method;
   std::size_t n = 0, steps = 0;
-  double setup_ms = 0, update_med = 0, update_max = 0, detect_med = 0, detect_max = 0, step_med = 0;
+  double setup_ms = 0, update_med = 0, update_max = 0, detect_med = 0, detect_max = 0, step_med = 0, step_mean = 0;
   double pairs_med = 0;
   std::size_t bytes = 0;
   long peak_rss_kb = 0;
@@ -214,6 +214,7 @@ result measure(M m, const std::string& scenario, std::size_t n, std::size_t step
   res.detect_med = median(det);
   res.detect_max = det.empty() ? 0 : *std::max_element(det.begin(), det.end());
   res.step_med = median(st);
+  for (const double x : st) res.step_mean += x / static_cast<double>(st.size());
   res.pairs_med = median(pc);
   res.bytes = m.bytes();
   rusage ru{};
@@ -235,7 +236,7 @@ std::string encode(const result& r) {
   std::ostringstream s;
   s.precision(9);
   s << r.setup_ms << ' ' << r.update_med << ' ' << r.update_max << ' ' << r.detect_med << ' ' << r.detect_max << ' '
-    << r.step_med << ' ' << r.pairs_med << ' ' << r.bytes << ' ' << r.peak_rss_kb << ' ' << r.peak_bytes << ' '
+    << r.step_med << ' ' << r.step_mean << ' ' << r.pairs_med << ' ' << r.bytes << ' ' << r.peak_rss_kb << ' ' << r.peak_bytes << ' '
     << r.box_tests << ' ' << r.cells_visited << ' ' << r.pair_counts;
   return s.str();
 }
@@ -243,7 +244,7 @@ std::string encode(const result& r) {
 bool decode(const std::string& line, result& r) {
   std::istringstream s(line);
   return static_cast<bool>(s >> r.setup_ms >> r.update_med >> r.update_max >> r.detect_med >> r.detect_max >>
-                           r.step_med >> r.pairs_med >> r.bytes >> r.peak_rss_kb >> r.peak_bytes >> r.box_tests >>
+                           r.step_med >> r.step_mean >> r.pairs_med >> r.bytes >> r.peak_rss_kb >> r.peak_bytes >> r.box_tests >>
                            r.cells_visited >> r.pair_counts);
 }
 
@@ -564,7 +565,8 @@ int bench_command(const bench_options& o) {
       for (std::size_t k = i; k < e; ++k) {
         const auto& r = results[k];
         f << "    {\"method\": " << json_str(r.method) << ", \"setup_ms\": " << r.setup_ms
-          << ", \"step_ms_median\": " << r.step_med << ", \"update_ms_median\": " << r.update_med
+          << ", \"step_ms_median\": " << r.step_med << ", \"step_ms_mean\": " << r.step_mean
+          << ", \"update_ms_median\": " << r.update_med
           << ", \"detect_ms_median\": " << r.detect_med << ", \"pairs\": " << r.pairs_med
           << ", \"peak_bytes\": " << r.peak_bytes << ", \"update_ms_max\": " << r.update_max
           << ", \"detect_ms_max\": " << r.detect_max << ", \"bytes\": " << r.bytes
