@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "hhg/box.hpp"
+#include "cli_support.hpp"
 #include "hhg/scenes.hpp"
 
 #if __has_include(<nlohmann/json.hpp>)
@@ -36,23 +37,10 @@
 namespace {
 
 namespace fs = std::filesystem;
-
-struct cli_result {
-  int status = -1;  // exit status, or -1 when killed by a signal
-  std::string out;
-  std::string err;
-};
-
-std::string read_file(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
-std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using hhg_cli_test::cli_result;
+using hhg_cli_test::contains;
+using hhg_cli_test::quote;
+std::string read_file(const fs::path& p) { return hhg_cli_test::slurp(p); }
 
 /// The value of a "label:   value" line of the `hhg run` summary ("" when absent).
 std::string summary_value(const std::string& out, const std::string& label) {
@@ -79,43 +67,13 @@ const std::vector<std::string> kAllMethods = {"hhg",          "brute", "sap",   
                                               "multilevel",   "hierarchical", "pivot", "pivot-chunked"};
 
 /// The fixture gives each test its own folder under the system's temporary directory.
-class cli : public ::testing::Test {
+class cli : public hhg_cli_test::cli_fixture {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("hhg_cli_test_" + std::to_string(::getpid()) + "_" + std::string(info->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    if (!HasFailure()) fs::remove_all(dir_, ec);  // kept for inspection when a test fails
-  }
-
-  fs::path write(const std::string& name, const std::string& content) {
-    fs::path p = dir_ / name;
-    std::ofstream f(p, std::ios::binary);
-    f << content;
-    return p;
-  }
-
+  cli() : cli_fixture("hhg_cli_test_") {}
   /// Runs `hhg ARGS < input`.
   cli_result run(const std::string& args, const std::string& input = "") {
-    const fs::path in = write("stdin.txt", input);
-    const fs::path out = dir_ / "stdout.txt";
-    const fs::path err = dir_ / "stderr.txt";
-    const std::string cmd =
-        quote(HHG_CLI_PATH) + " " + args + " < " + quote(in) + " > " + quote(out) + " 2> " + quote(err);
-    const int raw = std::system(cmd.c_str());
-    cli_result r;
-    r.status = raw != -1 && WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    r.out = read_file(out);
-    r.err = read_file(err);
-    return r;
+    return run_tool(args, write("stdin.txt", input));
   }
-
-  fs::path dir_;
 };
 
 // --- hhg pairs -----------------------------------------------------------------

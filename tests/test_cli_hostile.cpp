@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli_support.hpp"
 #include "hhg/scenes.hpp"
 
 #ifdef HHG_CLI_PATH
@@ -39,26 +40,10 @@ namespace fs = std::filesystem;
 /// the sanitizers, takes a few seconds).
 constexpr int kTimeLimit = 120;
 
-struct result {
-  int status = -1;  // exit status (124: time limit; 128 + n: killed by signal n)
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
-std::string quote(const fs::path& p) {
-  std::string s = "'";
-  s += p.string();
-  s += "'";
-  return s;
-}
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using result = hhg_cli_test::cli_result;
+using hhg_cli_test::contains;
+using hhg_cli_test::quote;
+using hhg_cli_test::slurp;
 
 /// Shortest text that reads back exactly.
 std::string num(double v) {
@@ -149,53 +134,19 @@ std::string sample_answer(const tool& t) {
 /// What each tool prints for input without data lines.
 std::string empty_answer(const tool& t) { return t.k == kind::query_boxes ? "\n\n" : ""; }
 
-class cli_hostile : public ::testing::Test {
+class cli_hostile : public hhg_cli_test::cli_fixture {
  protected:
+  cli_hostile() : cli_fixture("hhg_cli_hostile_") {}
   void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = "hhg_cli_hostile_";
-    name += std::to_string(::getpid());
-    name += '_';
-    name += info->name();
-    dir_ = fs::temp_directory_path() / name;
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    cli_fixture::SetUp();
     std::string boxes;
     for (const auto& b : kSampleBoxes) boxes += b + "\n";
     boxes_ = write("sample_boxes.txt", boxes);
     points_ = write("query_points.txt", kQueryPoints);
   }
-  void TearDown() override {
-    std::error_code ec;
-    if (!HasFailure()) fs::remove_all(dir_, ec);  // kept for inspection when a test fails
-  }
-
-  fs::path write(const std::string& name, const std::string& content) {
-    const fs::path p = dir_ / name;
-    std::ofstream f(p, std::ios::binary);
-    f << content;
-    return p;
-  }
-
   /// Runs `hhg ARGS` with standard input empty, within the time limit.
   result run_raw(const std::string& args) {
-    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    std::string cmd = "timeout ";
-    cmd += std::to_string(kTimeLimit);
-    cmd += ' ';
-    cmd += quote(HHG_CLI_PATH);
-    cmd += ' ';
-    cmd += args;
-    cmd += " < /dev/null > ";
-    cmd += quote(out);
-    cmd += " 2> ";
-    cmd += quote(err);
-    const int raw = std::system(cmd.c_str());
-    result r;
-    r.status = raw != -1 && WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
+    return run_tool(args, "/dev/null", "timeout " + std::to_string(kTimeLimit) + " ");
   }
 
   /// Runs tool `t` with `data` as its data file.
@@ -218,7 +169,7 @@ class cli_hostile : public ::testing::Test {
 
   result run_text(const tool& t, const std::string& content) { return run(t, write("data.txt", content)); }
 
-  fs::path dir_, boxes_, points_;
+  fs::path boxes_, points_;
 };
 
 /// One-line description of a case for failure messages: the tool and the

@@ -22,6 +22,7 @@
 #include "hhg/box.hpp"
 #include "hhg/neighbors.hpp"
 #include "hhg/queries.hpp"
+#include "cli_support.hpp"
 #include "hhg/scenes.hpp"
 
 #ifdef HHG_CLI_PATH
@@ -30,15 +31,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct result {
-  int status = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
+using result = hhg_cli_test::cli_result;
 
 std::string num(double v) {
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
@@ -64,37 +57,16 @@ std::string join(const std::vector<long long>& v) {
   return s + "\n";
 }
 
-class cli_query : public ::testing::Test {
+class cli_query : public hhg_cli_test::cli_fixture {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / cat({"hhg_cli_query_", std::to_string(::getpid()), "_", info->name()});
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    if (!HasFailure()) fs::remove_all(dir_, ec);
-  }
+  cli_query() : cli_fixture("hhg_cli_query_") {}
+  /// Writes a file of the test's folder; returns its path quoted for the shell.
   std::string write(const std::string& name, const std::string& content) {
-    const fs::path p = dir_ / name;
-    std::ofstream f(p, std::ios::binary);
-    f << content;
-    return cat({"'", p.string(), "'"});
+    return hhg_cli_test::quote(cli_fixture::write(name, content));
   }
   result run(const std::string& args, const std::string& input = "") {
-    const std::string in = write("stdin.txt", input);
-    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    const std::string cmd =
-        cat({"'", HHG_CLI_PATH, "' ", args, " < ", in, " > '", out.string(), "' 2> '", err.string(), "'"});
-    const int raw = std::system(cmd.c_str());
-    result r;
-    r.status = raw != -1 && WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
+    return run_tool(args, cli_fixture::write("stdin.txt", input));
   }
-  fs::path dir_;
 };
 
 using box3 = hhg::box<3, double>;
