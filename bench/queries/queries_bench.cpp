@@ -1,6 +1,7 @@
 // hhg_queries_bench: queries of hhg against peers in the same run.
 //
-//   neighbours: hhg::cell_list (build + all lists) vs nanoflann's kd-tree
+//   neighbours: hhg::cell_list (build + all lists) and
+//               hhg::hierarchical_neighbors (counts checked) vs nanoflann's kd-tree
 //               (build + radiusSearch for every point) and CGAL's Kd_tree
 //               (build + Fuzzy_sphere range search for every point), N uniform
 //               points in a cube, radius for ~30 neighbours per point (3D,
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "hhg/hash_grids.hpp"
+#include "hhg/hierarchical_neighbors.hpp"
 #include "hhg/neighbors.hpp"
 #include "hhg/queries.hpp"
 #include "hhg/scenes.hpp"
@@ -129,8 +131,20 @@ void neighbours(std::size_t n, int reps) {
     cl.neighbors(nl, false);
   });
   std::printf("neighbours N=%zu r=%.3f: %.2f per point\n", n, r, static_cast<double>(found) / static_cast<double>(n));
+  std::size_t found_h = 0;
+  const double t_hier = median_ms(reps, [&] {
+    hhg::hierarchical_neighbors<3, double> hn;  // Pouchol et al., section 3.3.2 of the seed
+    hn.neighbors(pts, r, nl);
+    found_h = nl.indices.size();
+  });
   std::printf("  hhg cell_list (lists ascending)  %9.2f ms\n", t_hhg);
   std::printf("  hhg cell_list (lists unordered)  %9.2f ms\n", t_hhg_u);
+  std::printf("  hhg hierarchical_neighbors       %9.2f ms  (lists ascending; %.2fx the cell list)\n", t_hier,
+              t_hier / t_hhg);
+  if (found_h != found) {
+    std::fprintf(stderr, "error: hierarchical_neighbors found %zu neighbour entries, cell_list %zu\n", found_h, found);
+    std::exit(1);
+  }
 #if defined(HHG_HAVE_NANOFLANN)
   using tree_t = nanoflann::KDTreeSingleIndexAdaptor<nanoflann::L2_Simple_Adaptor<double, cloud>, cloud, 3, std::uint32_t>;
   const cloud c{&pts};
