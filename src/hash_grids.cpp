@@ -19,8 +19,9 @@
 // is cut into bricks of 4^D cells; `dir` has one entry per brick (0 = no cell
 // of the brick is occupied) and each allocated brick stores, per cell, the
 // occupied-list index + 1 (0 = empty). The cell "code" is brick << 2D | local,
-// so codes sort brick by brick. Neighbours are found from the cell's
-// coordinates with masks (no offset arrays, no hash evaluation).
+// so codes sort brick by brick. Neighbour codes come from the cell's code
+// by adding or subtracting one within each axis' bits (no offset arrays, no
+// hash evaluation).
 //
 //   object --eff size--> grid --floor*inv & mask--> (x,y,z) --> code
 //   code >> 2D --dir--> brick --code & (4^D-1)--> occupied index --> block
@@ -36,8 +37,11 @@
 // Detection. Per grid (finest first), the occupied cells are radix-sorted by
 // code so the walk is spatially coherent (neighbour blocks are in cache).
 // Each cell: pairs inside it, pairs with its 13 (3D) / 4 (2D) forward
-// neighbours, then each of its objects against the cells of every coarser
-// non-empty grid that can hold an overlapping object (at most 3 per axis).
+// neighbours (their objects gathered into one candidate list, filtered by
+// reach bits). Then, per pair of a finer and a coarser grid, every object of
+// the finer one against the cells of the coarser one that can hold an
+// overlapping object (at most 3 per axis), visited in the coarser grid's
+// cell order (docs/hash_grids.md, Detection).
 #include "hash_grids_state.hpp"
 
 namespace hhg {

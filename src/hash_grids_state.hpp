@@ -278,18 +278,6 @@ struct hash_grids_state {
     return ((v >> 2) << shift) | ((v & 3u) << (2 * axis));
   }
 
-  static std::array<std::uint32_t, D> decode(const grid& g, std::uint32_t code) {
-    std::array<std::uint32_t, D> c{};
-    const std::uint32_t local = code & kLocalMask;
-    std::uint32_t brick = code >> kLocalBits;
-    for (int i = 0; i < D; ++i) {
-      const std::uint32_t bb = g.bits[i] - 2;
-      c[i] = ((brick & ((1u << bb) - 1)) << 2) | ((local >> (2 * i)) & 3u);
-      brick >>= bb;
-    }
-    return c;
-  }
-
   static std::uint32_t cell_of(const grid& g, const box_t& b) {
     std::array<std::uint32_t, D> c{};
     for (int i = 0; i < D; ++i) c[i] = coord(g, i, b.min[i]);
