@@ -443,86 +443,88 @@ struct hash_grids_state {
   // (a reservation changes nothing a user can observe), so the operation
   // itself never allocates. A free list is reserved before a block is
   // returned to it.
-  void reserve_block(grid& g, int k) {
-    if (g.free_blocks[k].empty()) reserve_for(g.pool, g.pool.size() + class_capacity(k));
-  }
-  void prepare_add(std::uint32_t gid, std::uint32_t code) {
-    grid& g = grids[gid];
-    const std::uint32_t b = code >> kLocalBits;
-    if (g.dir[b] == 0 && g.free_bricks.empty()) {
-      reserve_for(g.bricks, g.bricks.size() + kBrickCells);
-      reserve_for(g.brick_fill, g.brick_fill.size() + 1);
+  // What a removal from a cell and/or an addition to a cell may need: the
+  // block classes it takes (from a free list, else from the end of the pool),
+  // the classes it returns to free lists, a brick, an occupied record.
+  struct needs {
+    std::array<int, 2> take{-1, -1}, give{-1, -1};
+    bool new_brick = false, free_brick = false, new_cell = false;
+    void add_take(int k) { take[take[0] < 0 ? 0 : 1] = k; }
+    void add_give(int k) { give[give[0] < 0 ? 0 : 1] = k; }
+  };
+  void removal_needs(const grid& g, std::uint32_t code, needs& n) const {
+    const occupied_cell& oc = g.occupied[lookup(g, code) - 1];
+    n.add_give(static_cast<int>(oc.klass));  // the cell's block, emptied or relocated
+    if (oc.count == 1) {
+      n.free_brick = true;
+    } else if (static_cast<int>(oc.klass) > base_class && 2 * (oc.count - 1) <= class_capacity(static_cast<int>(oc.klass))) {
+      n.add_take(std::max(base_class, class_for(oc.count - 1)));
     }
+  }
+  void addition_needs(const grid& g, std::uint32_t code, needs& n) const {
+    if (g.dir[code >> kLocalBits] == 0) n.new_brick = true;
     const std::uint32_t r = lookup(g, code);
     if (r == 0) {
-      reserve_block(g, base_class);
-      reserve_for(g.occupied, g.occupied.size() + 1);
+      n.new_cell = true;
+      n.add_take(base_class);
     } else {
       const occupied_cell& oc = g.occupied[r - 1];
       if (oc.count == class_capacity(static_cast<int>(oc.klass)) && oc.klass + 1 < static_cast<std::uint32_t>(kClasses)) {
-        reserve_block(g, static_cast<int>(oc.klass) + 1);
-        reserve_for(g.free_blocks[oc.klass], g.free_blocks[oc.klass].size() + 1);
+        n.add_take(static_cast<int>(oc.klass) + 1);
+        n.add_give(static_cast<int>(oc.klass));
       }
     }
   }
-  void prepare_remove(std::uint32_t gid, std::uint32_t code) {
-    grid& g = grids[gid];
-    const occupied_cell& oc = g.occupied[lookup(g, code) - 1];
-    reserve_for(g.free_blocks[oc.klass], g.free_blocks[oc.klass].size() + 1);
-    if (oc.count == 1) {
-      reserve_for(g.free_bricks, g.free_bricks.size() + 1);
-    } else if (static_cast<int>(oc.klass) > base_class && 2 * (oc.count - 1) <= class_capacity(static_cast<int>(oc.klass))) {
-      reserve_block(g, std::max(base_class, class_for(oc.count - 1)));
+  // Reserves everything n lists, together: two takes of one class may need
+  // two free blocks, two gives to one class two free-list places.
+  void reserve(grid& g, const needs& n) {
+    if (n.new_brick && g.free_bricks.empty()) {
+      reserve_for(g.bricks, g.bricks.size() + kBrickCells);
+      reserve_for(g.brick_fill, g.brick_fill.size() + 1);
+    }
+    if (n.free_brick) reserve_for(g.free_bricks, g.free_bricks.size() + 1);
+    if (n.new_cell) reserve_for(g.occupied, g.occupied.size() + 1);
+    std::size_t pool_extra = 0;
+    for (int i = 0; i < 2; ++i) {
+      const int k = n.take[i];
+      if (k < 0) continue;
+      const std::size_t earlier = i == 1 && n.take[0] == k ? 1 : 0;  // free blocks the first take uses
+      if (g.free_blocks[k].size() <= earlier) pool_extra += class_capacity(k);
+    }
+    if (pool_extra != 0) reserve_for(g.pool, g.pool.size() + pool_extra);
+    for (int i = 0; i < 2; ++i) {
+      const int k = n.give[i];
+      if (k < 0) continue;
+      const std::size_t both = n.give[0] == n.give[1] ? 2 : 1;
+      reserve_for(g.free_blocks[k], g.free_blocks[k].size() + both);
     }
   }
-
+  void prepare_add(std::uint32_t gid, std::uint32_t code) {
+    needs n;
+    addition_needs(grids[gid], code, n);
+    reserve(grids[gid], n);
+  }
+  void prepare_remove(std::uint32_t gid, std::uint32_t code) {
+    needs n;
+    removal_needs(grids[gid], code, n);
+    reserve(grids[gid], n);
+  }
   // Reserves what remove_from_grid(gid, from, .) followed by an add to cell
   // `to` of the same grid need together. prepare_remove and prepare_add one
   // after the other are not enough: both may count on the same free block,
   // both may grow the pool, and both may return a block to the same free list.
   void prepare_cell_change(std::uint32_t gid, std::uint32_t from, std::uint32_t to) {
-    grid& g = grids[gid];
-    const occupied_cell& old_cell = g.occupied[lookup(g, from) - 1];
-    const int freed = static_cast<int>(old_cell.klass);  // the removal always frees this class
-    int shrink = -1;                                       // class the removal relocates to
-    if (old_cell.count == 1) {
-      reserve_for(g.free_bricks, g.free_bricks.size() + 1);
-    } else if (freed > base_class && 2 * (old_cell.count - 1) <= class_capacity(freed)) {
-      shrink = std::max(base_class, class_for(old_cell.count - 1));
-    }
-    int grow = -1, grow_freed = -1;  // the addition: class of the block it takes, class it frees
-    if (g.dir[to >> kLocalBits] == 0 && g.free_bricks.empty()) {
-      reserve_for(g.bricks, g.bricks.size() + kBrickCells);
-      reserve_for(g.brick_fill, g.brick_fill.size() + 1);
-    }
-    const std::uint32_t r = lookup(g, to);
-    if (r == 0) {
-      grow = base_class;
-      reserve_for(g.occupied, g.occupied.size() + 1);
-    } else {
-      const occupied_cell& oc = g.occupied[r - 1];
-      if (oc.count == class_capacity(static_cast<int>(oc.klass)) && oc.klass + 1 < static_cast<std::uint32_t>(kClasses)) {
-        grow = static_cast<int>(oc.klass) + 1;
-        grow_freed = static_cast<int>(oc.klass);
-      }
-    }
-    std::size_t pool_extra = 0;
-    if (shrink >= 0 && g.free_blocks[shrink].empty()) pool_extra += class_capacity(shrink);
-    if (grow >= 0) {
-      std::size_t free_now = g.free_blocks[grow].size();
-      if (grow == shrink && free_now > 0) --free_now;  // the removal takes it first
-      if (free_now == 0) pool_extra += class_capacity(grow);
-    }
-    if (pool_extra != 0) reserve_for(g.pool, g.pool.size() + pool_extra);
-    reserve_for(g.free_blocks[freed], g.free_blocks[freed].size() + (grow_freed == freed ? 2 : 1));
-    if (grow_freed >= 0 && grow_freed != freed)
-      reserve_for(g.free_blocks[grow_freed], g.free_blocks[grow_freed].size() + 1);
+    needs n;
+    removal_needs(grids[gid], from, n);
+    addition_needs(grids[gid], to, n);
+    reserve(grids[gid], n);
   }
 
   // Adds entry e to grid gid (slot table updated). No growth check.
   void add_to_grid(std::uint32_t gid, const entry& e) {
     grid& g = grids[gid];
-    const std::uint32_t code = cell_of(g, e);
+    std::uint32_t reach;
+    const std::uint32_t code = cell_and_reach(g, e.box(), reach);
     std::uint32_t& ref = cell_ref(g, code);
     if (ref == 0) {
       const std::uint32_t block = alloc_block(g, base_class);
@@ -538,7 +540,7 @@ struct hash_grids_state {
       relocate(g, oc, static_cast<int>(oc.klass) + 1);
     }
     g.pool[oc.block + oc.count] = e;
-    g.pool[oc.block + oc.count].set_reach(reach_of(g, e.box()));
+    g.pool[oc.block + oc.count].set_reach(reach);
     ++g.displaced;
     slot& s = slots[e.id.index];
     s.cell = code;
