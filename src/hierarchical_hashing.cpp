@@ -37,17 +37,8 @@ constexpr std::int32_t kApart = INT32_MIN;
 
 template <int D, class T>
 typename hierarchical_hashing<D, T>::slot& hierarchical_hashing<D, T>::find_or_add(std::uint64_t key) {
-  if (2 * (used_ + 1) > slots_.size()) {
-    std::vector<slot> old(std::max<std::size_t>(64, slots_.size() * 2));
-    old.swap(slots_);
-    const std::size_t mask = slots_.size() - 1;
-    for (const slot& s : old) {
-      if (!s.used) continue;
-      std::size_t i = slot_index(s.key, mask);
-      while (slots_[i].used) i = (i + 1) & mask;
-      slots_[i] = s;
-    }
-  }
+  detail::grow_open_table(slots_, used_,
+                          [](const slot& s, std::size_t m) { return static_cast<std::size_t>(slot_index(s.key, m)); });
   const std::size_t mask = slots_.size() - 1;
   std::size_t i = slot_index(key, mask);
   while (slots_[i].used && slots_[i].key != key) i = (i + 1) & mask;

@@ -57,17 +57,7 @@ hierarchical_neighbors<D, T>::hierarchical_neighbors(int level_step) : step_(lev
 template <int D, class T>
 typename hierarchical_neighbors<D, T>::cell& hierarchical_neighbors<D, T>::find_or_add(
     std::uint64_t key, std::int32_t level, const std::array<std::int64_t, D>& at) {
-  if (2 * (used_ + 1) > table_.size()) {
-    std::vector<cell> old(std::max<std::size_t>(64, 2 * table_.size()));
-    old.swap(table_);
-    const std::size_t mask = table_.size() - 1;
-    for (const cell& c : old) {
-      if (!c.used) continue;
-      std::size_t i = slot_of(c.key, mask);
-      while (table_[i].used) i = (i + 1) & mask;
-      table_[i] = c;
-    }
-  }
+  detail::grow_open_table(table_, used_, [](const cell& c, std::size_t m) { return slot_of(c.key, m); });
   const std::size_t mask = table_.size() - 1;
   std::size_t i = slot_of(key, mask);
   while (table_[i].used && !(table_[i].key == key && table_[i].level == level && table_[i].at == at))

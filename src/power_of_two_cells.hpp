@@ -4,10 +4,12 @@
 // of v at class c + s is the cell at class c shifted right by s (nesting).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace hhg::detail {
 
@@ -39,6 +41,25 @@ std::uint64_t class_cell_hash(std::int32_t level, const std::array<std::int64_t,
   x *= 0xff51afd7ed558ccdull;
   x ^= x >> 29;
   return x;
+}
+
+// The cell tables of these methods are open-addressing hash tables (linear
+// probing, power-of-two size, a `used` flag per entry). Before an insertion,
+// a table that would be more than half full doubles (at least 64 entries) and
+// its entries are placed again with slot(entry, mask). The new table is made
+// before anything changes: if that fails, the table is as it was.
+template <class Entry, class Slot>
+void grow_open_table(std::vector<Entry>& table, std::size_t used, Slot slot) {
+  if (2 * (used + 1) <= table.size()) return;
+  std::vector<Entry> old(std::max<std::size_t>(64, 2 * table.size()));
+  old.swap(table);
+  const std::size_t mask = table.size() - 1;
+  for (const Entry& e : old) {
+    if (!e.used) continue;
+    std::size_t i = slot(e, mask);
+    while (table[i].used) i = (i + 1) & mask;
+    table[i] = e;
+  }
 }
 
 }  // namespace hhg::detail
