@@ -71,6 +71,26 @@ inline void reserve_for(V& v, std::size_t needed) {
   v.reserve(std::max(c, needed));
 }
 
+// Stable LSD radix sort of v by key(x), of which the low `bits` bits count,
+// 11 bits a pass; tmp is scratch (resized, kept by the caller for reuse).
+template <class V, class Key>
+void radix_sort(V& v, V& tmp, std::uint32_t bits, Key key) {
+  constexpr std::uint32_t kDigit = 11, kMask = (1u << kDigit) - 1;
+  tmp.resize(v.size());
+  for (std::uint32_t shift = 0; shift < bits; shift += kDigit) {
+    std::uint32_t counts[1u << kDigit] = {};
+    for (const auto& x : v) ++counts[(key(x) >> shift) & kMask];
+    std::uint32_t sum = 0;
+    for (auto& c : counts) {
+      const std::uint32_t n = c;
+      c = sum;
+      sum += n;
+    }
+    for (const auto& x : v) tmp[counts[(key(x) >> shift) & kMask]++] = x;
+    v.swap(tmp);
+  }
+}
+
 }  // namespace hg
 using namespace hg;  // NOLINT: the constants and helpers above are used unqualified
 
@@ -605,9 +625,7 @@ struct hash_grids_state {
     grid& g = grids[gid];
     const std::uint64_t cells = g.cell_count();
     if (g.objects + extra <= cells / cfg.minimal_grid_density) return;
-    std::uint32_t total = 0;
-    for (int i = 0; i < D; ++i) total += g.bits[i];
-    if (total + D > 31) return;  // codes are 32-bit: a grid stops growing at 2^31 cells
+    if (code_bits(g) + D > 31) return;  // codes are 32-bit: a grid stops growing at 2^31 cells
     // If memory runs out while the grown grid is built, the old grid is put
     // back (and the slots pointed at it again), so the structure is exactly
     // as before, and the error propagates: the insert fails cleanly.
@@ -755,6 +773,16 @@ struct hash_grids_state {
     }
   }
 
+  // Points the slots of every entry of list v (the all-pairs list or the
+  // objects kept apart) at their positions in it.
+  void repoint(const std::vector<entry>& v, std::uint32_t place) {
+    for (std::uint32_t i = 0; i < v.size(); ++i) {
+      slot& sl = slots[v[i].id.index];
+      sl.set_place(place);
+      sl.at = i;
+    }
+  }
+
   // Out of memory half-way: every grid is dropped and the list restored,
   // exactly as before (nothing here allocates), and the error is rethrown.
   void activate() {
@@ -768,11 +796,7 @@ struct hash_grids_state {
       levels.clear();
       active = false;
       list.swap(all);
-      for (std::uint32_t i = 0; i < list.size(); ++i) {
-        slot& sl = slots[list[i].id.index];
-        sl.set_place(kPlaceList);
-        sl.at = i;
-      }
+      repoint(list, kPlaceList);
       throw;
     }
   }
@@ -807,11 +831,7 @@ struct hash_grids_state {
       tmp.erase(tmp.begin(), tmp.begin() + static_cast<std::ptrdiff_t>(i));  // the placed ones
       tmp.insert(tmp.end(), apart.begin(), apart.end());
       apart.swap(tmp);
-      for (std::uint32_t k = 0; k < apart.size(); ++k) {
-        slot& sl = slots[apart[k].id.index];
-        sl.set_place(kPlaceApart);
-        sl.at = k;
-      }
+      repoint(apart, kPlaceApart);
       throw;
     }
     rebuild_pending = false;
@@ -907,25 +927,13 @@ struct hash_grids_state {
                 [&](std::uint32_t a, std::uint32_t b) { return g.occupied[a].cell < g.occupied[b].cell; });
       return;
     }
-    std::uint32_t total = 0;
-    for (int i = 0; i < D; ++i) total += g.bits[i];
-    order_tmp.resize(n);
-    constexpr int kDigit = 11;
-    for (std::uint32_t shift = 0; shift < total; shift += kDigit) {
-      std::uint32_t counts[1u << kDigit] = {};
-      for (std::size_t i = 0; i < n; ++i) ++counts[(g.occupied[order[i]].cell >> shift) & ((1u << kDigit) - 1)];
-      std::uint32_t sum = 0;
-      for (auto& c : counts) {
-        const std::uint32_t v = c;
-        c = sum;
-        sum += v;
-      }
-      for (std::size_t i = 0; i < n; ++i) {
-        const std::uint32_t o = order[i];
-        order_tmp[counts[(g.occupied[o].cell >> shift) & ((1u << kDigit) - 1)]++] = o;
-      }
-      order.swap(order_tmp);
-    }
+    radix_sort(order, order_tmp, code_bits(g), [&](std::uint32_t o) { return g.occupied[o].cell; });
+  }
+
+  static std::uint32_t code_bits(const grid& g) {
+    std::uint32_t bits = 0;
+    for (int i = 0; i < D; ++i) bits += g.bits[i];
+    return bits;
   }
 
   void release_batch_scratch() noexcept {
@@ -936,22 +944,8 @@ struct hash_grids_state {
 
   // Stable radix sort of `deferred` by key (old cell code).
   void sort_deferred() {
-    const std::size_t n = deferred.size();
-    if (n < 2) return;
-    deferred_tmp.resize(n);
-    constexpr int kDigit = 11;
-    for (std::uint32_t shift = 0; shift < 32; shift += kDigit) {
-      std::uint32_t counts[1u << kDigit] = {};
-      for (const deferred_move& d : deferred) ++counts[(d.key >> shift) & ((1u << kDigit) - 1)];
-      std::uint32_t sum = 0;
-      for (auto& c : counts) {
-        const std::uint32_t v = c;
-        c = sum;
-        sum += v;
-      }
-      for (const deferred_move& d : deferred) deferred_tmp[counts[(d.key >> shift) & ((1u << kDigit) - 1)]++] = d;
-      deferred.swap(deferred_tmp);
-    }
+    if (deferred.size() < 2) return;
+    radix_sort(deferred, deferred_tmp, 32, [](const deferred_move& d) { return d.key; });
   }
 
   template <class Sink>
@@ -1137,22 +1131,7 @@ struct hash_grids_state {
         const std::uint32_t at = oc.block + j;
         across.push_back(std::uint64_t{cell_of(h, g.pool[at])} << 32 | at);
       }
-    std::uint32_t bits = 0;
-    for (int i = 0; i < D; ++i) bits += h.bits[i];
-    across_tmp.resize(across.size());
-    constexpr int kDigit = 11;
-    for (std::uint32_t shift = 0; shift < bits; shift += kDigit) {
-      std::uint32_t counts[1u << kDigit] = {};
-      for (const std::uint64_t v : across) ++counts[(v >> (32 + shift)) & ((1u << kDigit) - 1)];
-      std::uint32_t sum = 0;
-      for (auto& c : counts) {
-        const std::uint32_t x = c;
-        c = sum;
-        sum += x;
-      }
-      for (const std::uint64_t v : across) across_tmp[counts[(v >> (32 + shift)) & ((1u << kDigit) - 1)]++] = v;
-      across.swap(across_tmp);
-    }
+    radix_sort(across, across_tmp, code_bits(h), [](std::uint64_t v) { return static_cast<std::uint32_t>(v >> 32); });
     // Objects whose min corner is in the same cell b of h share the cells
     // b - 1 .. b of h on every axis: their objects are gathered once (with
     // the reach filter: an object of h in cell b - 1 on an axis must reach
