@@ -233,6 +233,7 @@ struct hash_grids_state {
   int base_class = 0;
 
   std::vector<entry> cand;  // detection: the objects of a cell's forward neighbours
+  std::vector<std::uint32_t> hit_list;  // detection: the hits of a cell's objects among cand
 
   // detection scratch and counters
   std::vector<std::uint32_t> order, order_tmp;
@@ -1016,17 +1017,17 @@ struct hash_grids_state {
                         mz = D == 3 ? axis_term(g, D - 1, g.mask[D - 1]) : 0;
     const std::uint32_t* dir = g.dir.data();
     const std::uint32_t* bricks = g.bricks.data();
-    for (std::size_t k = 0; k < cells; ++k) {
-      // The walk is spatially sorted but blocks may sit anywhere in the pool
-      // (until the next compaction): fetch records and blocks a little ahead.
-      if (k + 16 < cells) __builtin_prefetch(&occ[order[k + 16]]);
-      if (k + 8 < cells) __builtin_prefetch(pool + occ[order[k + 8]].block);
-      const occupied_cell& oc = occ[order[k]];
-      const entry* cell = pool + oc.block;
-      const std::uint32_t n = oc.count;
-      ++cells_visited;
-      // pairs inside the cell
-      for (std::uint32_t i = 0; i + 1 < n; ++i) test_against(cell[i], cell + i + 1, n - i - 1, sink);
+    // The lookups of a cell's forward neighbours (see below) are done kAhead
+    // cells before the cell is tested, and their blocks fetched then: the
+    // neighbours one brick up in z are a whole layer of bricks away in the
+    // pool, and waiting for them was a sixth of the walk.
+    constexpr std::size_t kAhead = 8;
+    struct looked {
+      std::array<std::uint32_t, kForward> first, counts;
+      std::uint32_t visited;
+    };
+    std::array<looked, kAhead> ring;
+    auto look = [&](std::size_t k, looked& out) {
       // The forward half of the neighbourhood: dz > 0, or dz == 0 and dy > 0,
       // or dz == dy == 0 and dx > 0. A code is a sum of independent per-axis
       // terms (disjoint bit fields), so the neighbour codes are sums of terms
@@ -1036,7 +1037,7 @@ struct hash_grids_state {
       // "dilated" arithmetic: the carry runs through the other axes' bits when
       // they are set to one first. Wrap-around modulo the cells per axis is the
       // mask. No decoding, no offset table.
-      const std::uint32_t code = oc.cell;
+      const std::uint32_t code = occ[order[k]].cell;
       const std::uint32_t x1 = code & mx, y1 = code & my;
       const std::uint32_t x0 = (x1 - 1) & mx, x2 = ((x1 | ~mx) + 1) & mx;
       const std::uint32_t y0 = (y1 - 1) & my, y2 = ((y1 | ~my) + 1) & my;
@@ -1049,27 +1050,48 @@ struct hash_grids_state {
                  x1 | y0 | z2, x0 | y1 | z2, x1 | y1 | z2, x2 | y0 | z2, x2 | y1 | z2,
                  x0 | y2 | z2, x1 | y2 | z2, x2 | y2 | z2};
       }
-      // Gather the objects of the neighbours into one contiguous candidate
-      // list, then test each object of the cell against all of it. Lookups
-      // have no branches (an empty cell reads as count 0), a neighbour that
-      // no object of this cell reaches counts 0, and a neighbour's object
-      // without the reach it needs is overwritten by the next one: at 1-3
-      // objects per cell, branch mispredictions, more than box tests, were
-      // the cost of the walk.
-      std::uint32_t own_reach = 0;  // bit m: some object of the cell reaches the axes m
-      for (std::uint32_t i = 0; i < n; ++i) own_reach |= subsets_of(cell[i].reach());
-      std::array<std::uint32_t, kForward> first, counts;
-      std::uint32_t total = 0, visited = 0;
+      // Lookups have no branches: an empty cell reads as count 0.
+      std::uint32_t visited = 0;
       for (int t = 0; t < kForward; ++t) {
         const std::uint32_t r = bricks[(dir[codes[t] >> kLocalBits] << kLocalBits) | (codes[t] & kLocalMask)];
         const std::uint32_t hit = r != 0;
-        const occupied_cell& nb = occ[r - hit];  // occ[0] when empty, masked below
-        counts[t] = nb.count & (0u - (hit & (own_reach >> need_own[t])));
-        first[t] = nb.block;
-        total += counts[t];
+        const occupied_cell& nb = occ[r - hit];  // occ[0] when empty, masked
+        out.counts[t] = nb.count & (0u - hit);
+        out.first[t] = nb.block;
+        __builtin_prefetch(pool + nb.block);
         visited += hit;
       }
-      cells_visited += visited;
+      out.visited = visited;
+    };
+    for (std::size_t k = 0; k < kAhead && k < cells; ++k) look(k, ring[k]);
+    for (std::size_t k = 0; k < cells; ++k) {
+      // The walk is spatially sorted but blocks may sit anywhere in the pool
+      // (until the next compaction): fetch records and blocks a little ahead.
+      if (k + kAhead + 8 < cells) __builtin_prefetch(&occ[order[k + kAhead + 8]]);
+      const occupied_cell& oc = occ[order[k]];
+      const entry* cell = pool + oc.block;
+      const std::uint32_t n = oc.count;
+      ++cells_visited;
+      // pairs inside the cell
+      for (std::uint32_t i = 0; i + 1 < n; ++i) test_against(cell[i], cell + i + 1, n - i - 1, sink);
+      // Gather the objects of the neighbours into one contiguous candidate
+      // list, then test each object of the cell against all of it. A
+      // neighbour that no object of this cell reaches counts 0, and a
+      // neighbour's object without the reach it needs is overwritten by the
+      // next one: at 1-3 objects per cell, branch mispredictions, more than
+      // box tests, were the cost of the walk.
+      looked& lk = ring[k % kAhead];
+      std::uint32_t own_reach = 0;  // bit m: some object of the cell reaches the axes m
+      for (std::uint32_t i = 0; i < n; ++i) own_reach |= subsets_of(cell[i].reach());
+      std::array<std::uint32_t, kForward> first, counts;
+      std::uint32_t total = 0;
+      for (int t = 0; t < kForward; ++t) {
+        counts[t] = lk.counts[t] & (0u - ((own_reach >> need_own[t]) & 1u));
+        first[t] = lk.first[t];
+        total += counts[t];
+      }
+      cells_visited += lk.visited;
+      if (k + kAhead < cells) look(k + kAhead, lk);
       if (total != 0) {
         if (cand.size() < total) cand.resize(std::max<std::size_t>(total, 2 * cand.size()));
         entry* out = cand.data();
@@ -1088,11 +1110,17 @@ struct hash_grids_state {
         const entry* cs = cand.data();
         if (n <= kFlat) {  // the usual 1-3 objects: one loop over all candidates
           box_tests += static_cast<std::uint64_t>(n) * total;
+          if (hit_list.size() < n * total) hit_list.resize(std::max<std::size_t>(n * total, 2 * hit_list.size()));
+          std::uint32_t* hl = hit_list.data();
+          std::uint32_t m = 0;
           for (std::uint32_t i = 0; i < n; ++i) {
             const query qa(cell[i]);
-            for (std::uint32_t j = 0; j < total; ++j)
-              if (qa.hits(cs[j])) [[unlikely]] sink(cell[i].user_handle(), cs[j].user_handle());
+            for (std::uint32_t j = 0; j < total; ++j) {
+              hl[m] = j << 2 | i;
+              m += qa.hits(cs[j]);
+            }
           }
+          for (std::uint32_t h = 0; h < m; ++h) sink(cell[hl[h] & 3u].user_handle(), cs[hl[h] >> 2].user_handle());
         } else {  // a crowded cell: each object only against the offsets it reaches
           for (std::uint32_t i = 0; i < n; ++i) {
             const query qa(cell[i]);
