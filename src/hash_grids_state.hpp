@@ -884,12 +884,20 @@ struct hash_grids_state {
     for (std::size_t k = 0; k < cells; ++k) {
       const occupied_cell& oc = g.occupied[order[k]];
       const int klass = std::max(base_class, class_for(oc.count));
-      if (k + 8 < cells) {  // the slots written below are scattered: fetch them ahead
-        const occupied_cell& ahead = g.occupied[order[k + 8]];
+      // The slots written below are scattered, and so are the blocks of the
+      // cells that changed since the last compaction: fetch the blocks 32
+      // cells ahead, the slots (whose handles are in the blocks) 16 ahead.
+      if (k + 16 < cells) {
+        const occupied_cell& ahead = g.occupied[order[k + 16]];
         for (std::uint32_t j = 0; j < ahead.count && j < 4; ++j)
           __builtin_prefetch(&slots[g.pool[ahead.block + j].id.index], 1);
       }
-      if (k + 16 < cells) __builtin_prefetch(g.pool.data() + g.occupied[order[k + 16]].block);
+      if (k + 32 < cells) {
+        const occupied_cell& ahead = g.occupied[order[k + 32]];
+        __builtin_prefetch(g.pool.data() + ahead.block);
+        __builtin_prefetch(reinterpret_cast<const char*>(g.pool.data() + ahead.block) + 64);
+      }
+      if (k + 48 < cells) __builtin_prefetch(&g.occupied[order[k + 48]]);
       pool.insert(pool.end(), g.pool.begin() + oc.block, g.pool.begin() + oc.block + oc.count);
       pool.resize(pos + class_capacity(klass));  // the block's free room
       for (std::uint32_t j = 0; j < oc.count; ++j) slots[pool[pos + j].id.index].at = pos + j;
