@@ -353,8 +353,47 @@ void hash_grids<D, T>::move(std::span<const handle> hs, std::span<const box_type
   }
   s.sort_deferred();
   const std::size_t m = later.size();
+  // A cell change reads the new cell's directory entry, brick and record,
+  // each known only once the one before is loaded: they are fetched in
+  // stages, 8, 4 and 2 moves ahead (the slot and box 16 ahead).
+  std::array<std::uint32_t, 16> code_ahead{};  // new cell of move k, from stage 8 on (or npos)
+  auto grid_of = [&](std::size_t k) -> const typename state::grid* {
+    const auto& sl = s.slots[hs[later[k].index].index];
+    return sl.place() < detail::kMaxGrids ? &s.grids[sl.place()] : nullptr;
+  };
   for (std::size_t k = 0; k < m; ++k) {
-    if (k + kSlotAhead < m) __builtin_prefetch(&s.slots[hs[later[k + kSlotAhead].index].index]);
+    if (k + 16 < m) {
+      const std::uint32_t i = later[k + 16].index;
+      __builtin_prefetch(&s.slots[hs[i].index]);
+      __builtin_prefetch(&bs[i]);
+      __builtin_prefetch(reinterpret_cast<const char*>(&bs[i] + 1) - 1);
+    }
+    if (k + 8 < m) {
+      const auto* g = grid_of(k + 8);
+      std::uint32_t code = detail::npos;
+      const box_type& b = bs[later[k + 8].index];
+      if (g != nullptr && is_bounded(b) && s.fits(*g, state::effective_size(b))) {  // else no cell (or no valid one)
+        code = state::cell_of(*g, b);
+        __builtin_prefetch(&g->dir[code >> state::kLocalBits]);
+      }
+      code_ahead[(k + 8) % 16] = code;
+    }
+    // (a handle that comes twice in the batch may have changed grid since
+    // its code was computed: the code is checked against the grid again)
+    if (k + 4 < m && code_ahead[(k + 4) % 16] != detail::npos) {
+      const auto* g = grid_of(k + 4);
+      const std::uint32_t code = code_ahead[(k + 4) % 16];
+      if (g != nullptr && (code >> state::kLocalBits) < g->dir.size())
+        __builtin_prefetch(&g->bricks[(g->dir[code >> state::kLocalBits] << state::kLocalBits) | (code & state::kLocalMask)]);
+    }
+    if (k + 2 < m && code_ahead[(k + 2) % 16] != detail::npos) {
+      const auto* g = grid_of(k + 2);
+      const std::uint32_t code = code_ahead[(k + 2) % 16];
+      if (g != nullptr && (code >> state::kLocalBits) < g->dir.size()) {
+        const std::uint32_t r = state::lookup(*g, code);
+        if (r != 0) __builtin_prefetch(&g->occupied[r - 1]);
+      }
+    }
     const std::uint32_t i = later[k].index;
     move_checked(hs[i], bs[i]);
   }
