@@ -238,6 +238,7 @@ struct hash_grids_state {
   // detection scratch and counters
   std::vector<std::uint32_t> order, order_tmp;
   std::vector<std::uint64_t> across, across_tmp;  // detect_across: (cell in the coarser grid, entry)
+  std::vector<std::uint8_t> beyond;                // detect_across: a group's beyond masks
   std::vector<std::uint32_t> live_levels;
   std::vector<entry> tmp;
   // batch move scratch: the moves set aside for the second pass (index in
@@ -1168,131 +1169,121 @@ struct hash_grids_state {
         across.push_back(std::uint64_t{cell_of(h, g.pool[at])} << 32 | at);
       }
     radix_sort(across, across_tmp, code_bits(h), [](std::uint64_t v) { return static_cast<std::uint32_t>(v >> 32); });
-    // Objects whose min corner is in the same cell b of h share the cells
-    // b - 1 .. b of h on every axis: their objects are gathered once (with
-    // the reach filter: an object of h in cell b - 1 on an axis must reach
-    // into the next cell on it) and tested against each of them. An object
-    // that also reaches into cell b + 1 on some axis visits those cells
-    // alone (cross with `beyond_only`).
+    // Objects whose min corner is in the same cell b of h (a group) share
+    // the cells of h they can meet: per axis b - 1 and b, and b + 1 for an
+    // object whose box reaches into it (its beyond mask). The cells are
+    // looked up and gathered once per group, in segments by the axes on which
+    // they lie at b + 1 (segment v: exactly the axes in v), only for the
+    // segments some object of the group reaches, with the reach filter (an
+    // object of h in cell b - 1 on an axis must reach into the next cell on
+    // it). Each object is tested against the segments its own mask allows:
+    // segment 0 (cells b - 1 .. b) always. Visiting the b + 1 cells object by
+    // object instead, as before, looked each of them up again for every
+    // object reaching it and waited for each lookup in turn.
+    constexpr std::uint32_t kSubsets = 1u << D;
+    constexpr std::uint32_t kAll = kSubsets - 1;
     const entry* pool = g.pool.data();
     const occupied_cell* occ = h.occupied.data();
     const entry* hpool = h.pool.data();
     const std::uint32_t* dir = h.dir.data();
     const std::uint32_t* bricks = h.bricks.data();
-    const std::uint32_t mx = axis_term(h, 0, h.mask[0]), my = axis_term(h, 1, h.mask[1]),
-                        mz = D == 3 ? axis_term(h, D - 1, h.mask[D - 1]) : 0;
-    constexpr std::uint32_t kCells = 1u << D;
+    std::array<std::uint32_t, D> am{};  // the code bits of each axis
+    for (int i = 0; i < D; ++i) am[i] = axis_term(h, i, h.mask[i]);
     const std::size_t n = across.size();
     for (std::size_t k = 0; k < n;) {
       const std::uint32_t base = static_cast<std::uint32_t>(across[k] >> 32);
       std::size_t end = k + 1;
       while (end < n && static_cast<std::uint32_t>(across[end] >> 32) == base) ++end;
-      const std::uint32_t x1 = base & mx, y1 = base & my, z1 = base & mz;
-      const std::uint32_t x0 = (x1 - 1) & mx, y0 = (y1 - 1) & my, z0 = (z1 - 1) & mz;
-      std::array<std::uint32_t, kCells> first{}, counts{};
-      std::uint32_t total = 0, visited = 0;
-      for (std::uint32_t c = 0; c < kCells; ++c) {  // bit i of c clear: cell b - 1 on axis i
-        std::uint32_t code = ((c & 1u) ? x1 : x0) | ((c & 2u) ? y1 : y0);
-        if constexpr (D == 3) code |= (c & 4u) ? z1 : z0;
-        const std::uint32_t r = bricks[(dir[code >> kLocalBits] << kLocalBits) | (code & kLocalMask)];
-        const std::uint32_t hit = r != 0;
-        const occupied_cell& nb = occ[r - hit];  // occ[0] when empty, masked
-        counts[c] = nb.count & (0u - hit);
-        first[c] = nb.block;
-        total += counts[c];
-        visited += hit;
+      if (beyond.size() < end - k) beyond.resize(std::max(end - k, 2 * beyond.size()));
+      std::uint32_t group_mask = 0;
+      for (std::size_t j = k; j < end; ++j) {
+        const entry& a = pool[static_cast<std::uint32_t>(across[j])];
+        std::uint32_t m = 0;
+        for (int i = 0; i < D; ++i)
+          m |= static_cast<std::uint32_t>(floor_to_int(static_cast<double>(a.max(i)) * h.inv) !=
+                                          floor_to_int(static_cast<double>(a.min(i)) * h.inv))
+               << i;
+        beyond[j - k] = static_cast<std::uint8_t>(m);
+        group_mask |= m;
+      }
+      // per axis the code terms of cells b - 1, b, b + 1 (dilated arithmetic, see detect_grid)
+      std::array<std::array<std::uint32_t, 3>, D> term;
+      for (int i = 0; i < D; ++i) {
+        const std::uint32_t t1 = base & am[i];
+        term[i] = {(t1 - 1) & am[i], t1, ((t1 | ~am[i]) + 1) & am[i]};
+      }
+      constexpr std::uint32_t kMaxCells = D == 3 ? 27 : 9;
+      std::array<std::uint32_t, kMaxCells> first, counts, need;
+      std::array<std::uint32_t, kSubsets + 1> start{};
+      std::uint32_t cells = 0, total = 0, visited = 0;
+      for (std::uint32_t v = 0; v < kSubsets; ++v) {  // v: the axes at b + 1
+        if ((v & ~group_mask) != 0) continue;
+        for (std::uint32_t c = 0; c < kSubsets; ++c) {  // c: of the other axes, those at b (not b - 1)
+          if ((c & v) != 0) continue;
+          std::uint32_t code = 0;
+          for (int i = 0; i < D; ++i) code |= term[i][(v >> i) & 1u ? 2 : (c >> i) & 1u];
+          const std::uint32_t r = bricks[(dir[code >> kLocalBits] << kLocalBits) | (code & kLocalMask)];
+          const std::uint32_t hit = r != 0;
+          const occupied_cell& nb = occ[r - hit];  // occ[0] when empty, masked
+          counts[cells] = nb.count & (0u - hit);
+          first[cells] = nb.block;
+          need[cells] = ~(v | c) & kAll;
+          total += counts[cells];
+          visited += hit;
+          ++cells;
+        }
       }
       cells_visited += visited;
-      std::uint32_t kept = 0;
+      if (end - k == 1) {  // one object: tested in place, nothing to share
+        if (k + 8 < n) __builtin_prefetch(pool + static_cast<std::uint32_t>(across[k + 8]));
+        const entry& a = pool[static_cast<std::uint32_t>(across[k])];
+        const query qa(a);
+        box_tests += total;
+        for (std::uint32_t cell = 0; cell < cells; ++cell) {
+          const entry* src = hpool + first[cell];
+          const std::uint32_t nd = need[cell];
+          for (std::uint32_t j = 0; j < counts[cell]; ++j)
+            if (qa.hits(src[j]) && (src[j].reach() & nd) == nd) [[unlikely]] sink(a.user_handle(), src[j].user_handle());
+        }
+        k = end;
+        continue;
+      }
       if (total != 0) {
         if (cand.size() < total) cand.resize(std::max<std::size_t>(total, 2 * cand.size()));
         entry* out = cand.data();
-        for (std::uint32_t c = 0; c < kCells; ++c) {
-          const std::uint32_t need = ~c & (kCells - 1);
-          const entry* src = hpool + first[c];
-          for (std::uint32_t j = 0; j < counts[c]; ++j) {
-            *out = src[j];
-            out += (src[j].reach() & need) == need;
+        std::uint32_t cell = 0;
+        for (std::uint32_t v = 0; v < kSubsets; ++v) {
+          start[v] = static_cast<std::uint32_t>(out - cand.data());
+          if ((v & ~group_mask) != 0) continue;
+          for (std::uint32_t c = 0; c < kSubsets; ++c) {
+            if ((c & v) != 0) continue;
+            const entry* src = hpool + first[cell];
+            const std::uint32_t nd = need[cell];
+            for (std::uint32_t j = 0; j < counts[cell]; ++j) {
+              *out = src[j];
+              out += (src[j].reach() & nd) == nd;
+            }
+            ++cell;
           }
         }
-        kept = static_cast<std::uint32_t>(out - cand.data());
+        start[kSubsets] = static_cast<std::uint32_t>(out - cand.data());
       }
       const entry* cs = cand.data();
-      for (; k < end; ++k) {
-        if (k + 8 < n) __builtin_prefetch(pool + static_cast<std::uint32_t>(across[k + 8]));
-        const entry& a = pool[static_cast<std::uint32_t>(across[k])];
-        box_tests += kept;
+      for (std::size_t j = k; j < end; ++j) {
+        if (j + 8 < n) __builtin_prefetch(pool + static_cast<std::uint32_t>(across[j + 8]));
+        if (total == 0) continue;
+        const entry& a = pool[static_cast<std::uint32_t>(across[j])];
+        const std::uint32_t m = beyond[j - k];
         const query qa(a);
-        for (std::uint32_t j = 0; j < kept; ++j)
-          if (qa.hits(cs[j])) [[unlikely]] sink(a.user_handle(), cs[j].user_handle());
-        if (reaches_beyond(a, h)) cross(a, h, sink, true);
-      }
-    }
-  }
-
-  // true when a reaches from the cell of its min corner into the next cell
-  // of grid h on some axis
-  static bool reaches_beyond(const entry& a, const grid& h) {
-    bool r = false;
-    for (int i = 0; i < D; ++i)
-      r = r || floor_to_int(static_cast<double>(a.max(i)) * h.inv) != floor_to_int(static_cast<double>(a.min(i)) * h.inv);
-    return r;
-  }
-
-  // Object a (from a finer grid) against the cells of coarser grid h that can
-  // hold an object overlapping it: per axis from cell(a.min) - 1 to
-  // cell(a.max), at most 3 cells (distinct, as h has >= 4 cells per axis).
-  template <class Sink>
-  void cross(const entry& a, const grid& h, Sink& sink, bool beyond_only = false) {
-    std::array<std::int64_t, D> lo{}, hi{};
-    for (int i = 0; i < D; ++i) {
-      lo[i] = floor_to_int(static_cast<double>(a.min(i)) * h.inv) - 1;
-      hi[i] = std::min(floor_to_int(static_cast<double>(a.max(i)) * h.inv), lo[i] + 2);
-    }
-    std::array<std::uint32_t, D> c{};
-    const query qa(a);
-    // with beyond_only, only the cells lo + 2 on some axis (detect_across has
-    // done the others)
-    std::array<bool, D> far{};
-    auto visit = [&]() {
-      if (beyond_only) {
-        bool any = false;
-        for (int i = 0; i < D; ++i) any = any || far[i];
-        if (!any) return;
-      }
-      const std::uint32_t r = lookup(h, encode(h, c));
-      if (r == 0) return;
-      const occupied_cell& nb = h.occupied[r - 1];
-      ++cells_visited;
-      box_tests += nb.count;
-      const entry* other = h.pool.data() + nb.block;
-      for (std::uint32_t j = 0; j < nb.count; ++j)
-        if (qa.hits(other[j])) [[unlikely]] sink(a.user_handle(), other[j].user_handle());
-    };
-    if constexpr (D == 2) {
-      for (std::int64_t y = lo[1]; y <= hi[1]; ++y) {
-        c[1] = static_cast<std::uint32_t>(y) & h.mask[1];
-        far[1] = y == lo[1] + 2;
-        for (std::int64_t x = lo[0]; x <= hi[0]; ++x) {
-          c[0] = static_cast<std::uint32_t>(x) & h.mask[0];
-          far[0] = x == lo[0] + 2;
-          visit();
+        for (std::uint32_t v = 0; v < kSubsets; ++v) {
+          if ((v & ~m) != 0) continue;
+          const std::uint32_t lo = start[v], hi = start[v + 1];
+          box_tests += hi - lo;
+          for (std::uint32_t t = lo; t < hi; ++t)
+            if (qa.hits(cs[t])) [[unlikely]] sink(a.user_handle(), cs[t].user_handle());
         }
       }
-    } else {
-      for (std::int64_t z = lo[2]; z <= hi[2]; ++z) {
-        c[2] = static_cast<std::uint32_t>(z) & h.mask[2];
-        far[2] = z == lo[2] + 2;
-        for (std::int64_t y = lo[1]; y <= hi[1]; ++y) {
-          c[1] = static_cast<std::uint32_t>(y) & h.mask[1];
-          far[1] = y == lo[1] + 2;
-          for (std::int64_t x = lo[0]; x <= hi[0]; ++x) {
-            c[0] = static_cast<std::uint32_t>(x) & h.mask[0];
-            far[0] = x == lo[0] + 2;
-            visit();
-          }
-        }
-      }
+      k = end;
     }
   }
 
@@ -1308,8 +1299,8 @@ struct hash_grids_state {
   std::size_t total_bytes() const {
     std::size_t b = sizeof(*this) + capacity_bytes(grids) + capacity_bytes(levels) + capacity_bytes(list) +
                     capacity_bytes(apart) + capacity_bytes(slots) + capacity_bytes(order) +
-                    capacity_bytes(order_tmp) + capacity_bytes(across) + capacity_bytes(across_tmp) + capacity_bytes(live_levels) + capacity_bytes(tmp) + capacity_bytes(deferred) + capacity_bytes(deferred_tmp) + capacity_bytes(pending) +
-                    capacity_bytes(cand);
+                    capacity_bytes(order_tmp) + capacity_bytes(across) + capacity_bytes(across_tmp) + capacity_bytes(beyond) + capacity_bytes(live_levels) + capacity_bytes(tmp) + capacity_bytes(deferred) + capacity_bytes(deferred_tmp) + capacity_bytes(pending) +
+                    capacity_bytes(cand) + capacity_bytes(hit_list);
     for (const grid& g : grids) b += grid_bytes(g) - sizeof(grid);
     return b;
   }
