@@ -25,6 +25,8 @@ void validate_config(const config& c) {
   if (c.minimal_grid_density < 1) bad("minimal_grid_density must be >= 1, got 0");
   if (c.cell_capacity < 1 || c.cell_capacity > (1u << 16))
     bad("cell_capacity must be in [1, 65536], got " + std::to_string(c.cell_capacity));
+  if (c.growth != growth_rule::by_occupancy && c.growth != growth_rule::every_axis)
+    bad("growth is not a known growth_rule");
   if (c.strategy != update_strategy::incremental && c.strategy != update_strategy::rebuild)
     bad("strategy is not a known update_strategy");
 }

@@ -634,10 +634,13 @@ struct hash_grids_state {
     std::vector<entry> all;  // growth is rare: a local buffer keeps no memory afterwards
     all.reserve(g.objects);
     gather(g, all);
+    std::array<std::uint32_t, D> add{};
+    add.fill(1);
+    if (cfg.growth == growth_rule::by_occupancy) add = split_growth(g, all);
     grid old = g;  // a copy: the fallback
     try {
       for (int i = 0; i < D; ++i) {
-        ++g.bits[i];
+        g.bits[i] += add[i];
         g.mask[i] = (1u << g.bits[i]) - 1;
       }
       reset_grid(g);
@@ -656,6 +659,52 @@ struct hash_grids_state {
         }
       throw;
     }
+  }
+
+  // growth_rule::by_occupancy: how many of the D doublings of a growth each
+  // axis gets. Cell sizes do not change with growth, only the cells per axis
+  // (the modulo of the hashing), so doubling axis i separates objects exactly
+  // when their cell coordinates on i, taken modulo the new count, take more
+  // distinct values. distinct[i][k]: the distinct coordinates of the objects'
+  // min corners on axis i modulo 2^(bits_i + k). Each doubling goes to the
+  // axis that gains the most (its distinct count grows the most), among
+  // axes within 5 % of the best to the one with the fewest cells, so objects
+  // spread evenly get one doubling per axis, as in the thesis; in a long
+  // channel the long axis gets them all. Counted up to 2^22 cells per axis
+  // (beyond, an axis gains nothing more). May throw std::bad_alloc before
+  // anything changed.
+  std::array<std::uint32_t, D> split_growth(const grid& g, const std::vector<entry>& all) const {
+    constexpr std::uint32_t kMaxCountBits = 22;
+    std::array<std::array<double, D + 1>, D> distinct{};
+    std::vector<std::uint64_t> seen;
+    for (int i = 0; i < D; ++i)
+      for (int k = 0; k <= D; ++k) {
+        const std::uint32_t bits = std::min(g.bits[i] + static_cast<std::uint32_t>(k), kMaxCountBits);
+        const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
+        seen.assign(std::size_t{1} << (bits > 6 ? bits - 6 : 0), 0);
+        std::size_t used = 0;
+        for (const entry& e : all) {
+          const std::uint64_t c = static_cast<std::uint64_t>(floor_to_int(static_cast<double>(e.min(i)) * g.inv)) & mask;
+          const std::uint64_t bit = std::uint64_t{1} << (c & 63);
+          used += (seen[c >> 6] & bit) == 0;
+          seen[c >> 6] |= bit;
+        }
+        distinct[i][k] = static_cast<double>(std::max<std::size_t>(used, 1));
+      }
+    std::array<std::uint32_t, D> add{};
+    for (int t = 0; t < D; ++t) {
+      std::array<double, D> gain{};
+      double best = 0;
+      for (int i = 0; i < D; ++i) {
+        gain[i] = distinct[i][add[i] + 1] / distinct[i][add[i]];
+        best = std::max(best, gain[i]);
+      }
+      int pick = -1;
+      for (int i = 0; i < D; ++i)
+        if (gain[i] >= 0.95 * best && (pick < 0 || g.bits[i] + add[i] < g.bits[pick] + add[pick])) pick = i;
+      ++add[pick];
+    }
+    return add;
   }
 
   // ---- slots -------------------------------------------------------------------

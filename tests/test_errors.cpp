@@ -281,6 +281,7 @@ TYPED_TEST(ConfigErrors, BadConfigThrowsBadConfig) {
   add("cell_capacity 0", [](config& c) { c.cell_capacity = 0; });
   add("cell_capacity 65537", [](config& c) { c.cell_capacity = 65537; });
   add("strategy 7", [](config& c) { c.strategy = static_cast<hhg::update_strategy>(7); });
+  add("growth 5", [](config& c) { c.growth = static_cast<hhg::growth_rule>(5); });
   for (const auto& [name, c] : bad) {
     SCOPED_TRACE(name);
     try {
@@ -320,6 +321,7 @@ TYPED_TEST(ConfigErrors, EdgesOfValidRangesWork) {
   add("cell_capacity 3 (rounded up)", [](config& c) { c.cell_capacity = 3; });
   add("occupied_cells_capacity 0", [](config& c) { c.occupied_cells_capacity = 0; });
   add("activation_threshold 0", [](config& c) { c.activation_threshold = 0; });
+  add("growth every_axis", [](config& c) { c.growth = hhg::growth_rule::every_axis; });
   for (const auto& [name, c] : ok) {
     SCOPED_TRACE(name);
     ASSERT_NO_THROW(hhg::validate_config(c));

@@ -239,6 +239,57 @@ TYPED_TEST(Stats, GridGrowsWhenFull) {
   }
 }
 
+// growth_rule::by_occupancy spends a growth's doublings where the objects'
+// cell coordinates still spread: in a long channel along x the x axis gets
+// the cells; the total cell count is the thesis' (2^D per growth); objects
+// spread evenly get the thesis' even doubling; pairs stay exact.
+TYPED_TEST(Stats, GrowthFollowsOccupancy) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  const std::size_t n = 3000;
+  auto grown = [&](hhg::growth_rule rule, bool channel) {
+    config c;
+    c.initial_cells = {4, 4, 4};
+    c.activation_threshold = 0;
+    c.growth = rule;
+    mirror<TypeParam> m(c);
+    hhg::scenes::rng r(7);
+    for (std::size_t i = 0; i < n; ++i) {
+      auto b = cube<D, T>(0, 1);
+      for (int a = 0; a < D; ++a) {
+        const double extent = channel ? (a == 0 ? 4000.0 : 3.0) : 40.0;
+        b.min[static_cast<std::size_t>(a)] = static_cast<T>(r.uniform(-extent / 2, extent / 2));
+        b.max[static_cast<std::size_t>(a)] = b.min[static_cast<std::size_t>(a)] + 1;
+      }
+      m.insert(b);
+    }
+    EXPECT_TRUE(consistent(m.subject()));
+    EXPECT_TRUE(m.check());
+    for (std::size_t i = 0; i < n; i += 2) m.move(i, shifted(m.box_of(i), 0.61 * static_cast<double>(i % 7)));
+    EXPECT_TRUE(m.check());
+    const auto st = m.subject().stats();
+    EXPECT_EQ(st.grids.size(), 1u);
+    return st.grids.empty() ? hhg::grid_statistics{} : st.grids[0];
+  };
+  for (const bool channel : {true, false}) {
+    SCOPED_TRACE(channel ? "channel" : "cube");
+    const auto occ = grown(hhg::growth_rule::by_occupancy, channel);
+    const auto every = grown(hhg::growth_rule::every_axis, channel);
+    EXPECT_EQ(occ.cell_count, every.cell_count) << "both rules grow to the same cell count";
+    for (int a = 1; a < D; ++a)
+      EXPECT_EQ(every.cells_per_axis[static_cast<std::size_t>(a)], every.cells_per_axis[0]) << "every_axis: even";
+    if (channel) {
+      for (int a = 1; a < D; ++a)
+        EXPECT_GE(occ.cells_per_axis[0], 16 * occ.cells_per_axis[static_cast<std::size_t>(a)])
+            << "the channel's long axis gets the cells";
+      EXPECT_GT(occ.occupied_cells, 2 * every.occupied_cells) << "and the objects spread over more cells";
+    } else {
+      for (int a = 1; a < D; ++a)
+        EXPECT_EQ(occ.cells_per_axis[static_cast<std::size_t>(a)], occ.cells_per_axis[0]) << "even spread: even growth";
+    }
+  }
+}
+
 TYPED_TEST(Stats, CountersOfTheLastDetection) {
   constexpr int D = TypeParam::dimension;
   using T = typename TypeParam::scalar;

@@ -119,6 +119,7 @@ config make_config(const run_options& o) {
   c.initial_cells = {o.cells, o.cells, o.cells};
   c.cell_capacity = o.cell_capacity;
   c.strategy = o.strategy == "rebuild" ? update_strategy::rebuild : update_strategy::incremental;
+  c.growth = o.growth == "every-axis" ? growth_rule::every_axis : growth_rule::by_occupancy;
   try {
     validate_config(c);
   } catch (const hhg::error& e) {
@@ -247,6 +248,7 @@ void print_summary(const run_options& o, const summary& s, const char* scalar) {
   row("dimension", std::to_string(o.dim));
   row("scalar", scalar);
   row("strategy", o.strategy);
+  row("growth", o.growth);
   row("objects", std::to_string(s.n));
   row("steps", std::to_string(s.steps) + " (" + std::to_string(s.steps - s.measured) + " warm-up, " +
                    std::to_string(s.measured) + " measured)");
@@ -298,6 +300,7 @@ void write_json(std::FILE* f, const run_options& o, const summary& s, const char
   key("dim", std::to_string(o.dim));
   key("scalar", str(scalar));
   key("strategy", str(o.strategy));
+  key("growth", str(o.growth));
   key("seed", std::to_string(o.seed));
   key("warmup_steps", std::to_string(s.steps - s.measured));
   key("setup_ms", json_number(s.setup_ms));
@@ -478,6 +481,12 @@ CLI::App* add_run_command(CLI::App& app, run_options& o) {
   sub->add_option("--cell-capacity", o.cell_capacity, "Initial object capacity of a cell (1 to 65536)")
       ->capture_default_str()
       ->check(integer_in(0, std::numeric_limits<std::uint32_t>::max()))
+      ->group("Hash grid configuration");
+  sub->add_option("--growth", o.growth,
+                  "Which axes a growing grid doubles: by-occupancy (where the objects spread) or every-axis "
+                  "(the thesis)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"by-occupancy", "every-axis"}))
       ->group("Hash grid configuration");
   return sub;
 }

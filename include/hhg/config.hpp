@@ -23,6 +23,18 @@ enum class update_strategy {
   rebuild,
 };
 
+/// Which axes a growing grid doubles (thesis section 3.4; docs/hash_grids.md, Growth).
+enum class growth_rule {
+  /// The same number of doublings as every_axis (D), spent on the axes where
+  /// they separate the most objects: an axis is doubled again only while that
+  /// still spreads the objects' cell coordinates over more cells. Same as
+  /// every_axis when the objects fill space about evenly; in a long channel
+  /// or a flat layer the long axes get the cells. Default.
+  by_occupancy,
+  /// The thesis literally: every axis doubles.
+  every_axis,
+};
+
 struct config {
   /// Ratio of the cell sizes of two successive grid levels (thesis f_hierarchy,
   /// waLBerla hierarchyFactor). Must be > 1 and finite. Default 2.
@@ -34,10 +46,13 @@ struct config {
   /// value is ignored. Default 16 x 16 x 16.
   std::array<std::uint32_t, 3> initial_cells = {16, 16, 16};
 
-  /// A grid grows (cells double per axis, objects are rehashed) when it holds
-  /// more objects than cells / minimal_grid_density (waLBerla
+  /// A grid grows (its cell count is multiplied by 2^D, objects are rehashed)
+  /// when it holds more objects than cells / minimal_grid_density (waLBerla
   /// minimalGridDensity). Must be >= 1. Default 8.
   std::uint32_t minimal_grid_density = 8;
+
+  /// Which axes a growing grid doubles. Default growth_rule::by_occupancy.
+  growth_rule growth = growth_rule::by_occupancy;
 
   /// While the structure holds at most this many objects, detection is the
   /// all-pairs test over a flat list; above it the grids are built and used
