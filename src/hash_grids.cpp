@@ -356,7 +356,8 @@ void hash_grids<D, T>::move(std::span<const handle> hs, std::span<const box_type
   // A cell change reads the new cell's directory entry, brick and record,
   // each known only once the one before is loaded: they are fetched in
   // stages, 8, 4 and 2 moves ahead (the slot and box 16 ahead).
-  std::array<std::uint32_t, 16> code_ahead{};  // new cell of move k, from stage 8 on (or npos)
+  std::array<std::uint32_t, 16> code_ahead;  // new cell of move k, from stage 8 on (npos: none)
+  code_ahead.fill(detail::npos);
   auto grid_of = [&](std::size_t k) -> const typename state::grid* {
     const auto& sl = s.slots[hs[later[k].index].index];
     return sl.place() < detail::kMaxGrids ? &s.grids[sl.place()] : nullptr;
