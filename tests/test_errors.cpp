@@ -321,7 +321,7 @@ TYPED_TEST(ConfigErrors, EdgesOfValidRangesWork) {
   add("cell_capacity 3 (rounded up)", [](config& c) { c.cell_capacity = 3; });
   add("occupied_cells_capacity 0", [](config& c) { c.occupied_cells_capacity = 0; });
   add("activation_threshold 0", [](config& c) { c.activation_threshold = 0; });
-  add("growth every_axis", [](config& c) { c.growth = hhg::growth_rule::every_axis; });
+  add("growth by_occupancy", [](config& c) { c.growth = hhg::growth_rule::by_occupancy; });
   for (const auto& [name, c] : ok) {
     SCOPED_TRACE(name);
     ASSERT_NO_THROW(hhg::validate_config(c));

@@ -267,6 +267,11 @@ result run_child(const std::string& method, const std::string& scenario, std::si
     c.strategy = update_strategy::rebuild;
     return measure(hash_grids<3, double>(c), scenario, n, steps, seed);
   }
+  if (method == "hhg-occupancy") {
+    config c;
+    c.growth = growth_rule::by_occupancy;
+    return measure(hash_grids<3, double>(c), scenario, n, steps, seed);
+  }
   if (method.rfind("hhg-f", 0) == 0) {  // factor variants: hhg-f1.5, hhg-f2, ...
     config c;
     c.hierarchy_factor = std::stod(method.substr(5));
@@ -401,6 +406,7 @@ int bench_command(const bench_options& o) {
                                                   "uneven", "mixed", "factor",    "update"};
   std::vector<std::string> all_methods = method_names();
   all_methods.insert(all_methods.begin() + 1, "hhg-rebuild");
+  all_methods.insert(all_methods.begin() + 2, "hhg-occupancy");
   all_methods.push_back("grid");
   for (const auto& p : peers::all_names()) all_methods.push_back(p);
   const std::vector<std::string> present = peers::available();

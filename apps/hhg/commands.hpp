@@ -54,7 +54,7 @@ struct run_options {
   int dim = 3;
   bool use_float = false;
   std::string strategy = "incremental";
-  std::string growth = "by-occupancy";
+  std::string growth = "every-axis";
   bool check = false;
   bool quiet = false;
   std::string json;

@@ -119,7 +119,7 @@ config make_config(const run_options& o) {
   c.initial_cells = {o.cells, o.cells, o.cells};
   c.cell_capacity = o.cell_capacity;
   c.strategy = o.strategy == "rebuild" ? update_strategy::rebuild : update_strategy::incremental;
-  c.growth = o.growth == "every-axis" ? growth_rule::every_axis : growth_rule::by_occupancy;
+  c.growth = o.growth == "by-occupancy" ? growth_rule::by_occupancy : growth_rule::every_axis;
   try {
     validate_config(c);
   } catch (const hhg::error& e) {
@@ -483,10 +483,10 @@ CLI::App* add_run_command(CLI::App& app, run_options& o) {
       ->check(integer_in(0, std::numeric_limits<std::uint32_t>::max()))
       ->group("Hash grid configuration");
   sub->add_option("--growth", o.growth,
-                  "Which axes a growing grid doubles: by-occupancy (where the objects spread) or every-axis "
-                  "(the thesis)")
+                  "Which axes a growing grid doubles: every-axis (the thesis) or by-occupancy (where the "
+                  "objects spread when it grows)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"by-occupancy", "every-axis"}))
+      ->check(CLI::IsMember({"every-axis", "by-occupancy"}))
       ->group("Hash grid configuration");
   return sub;
 }
