@@ -363,8 +363,8 @@ void hash_grids<D, T>::move(std::span<const handle> hs, std::span<const box_type
     return sl.place() < detail::kMaxGrids ? &s.grids[sl.place()] : nullptr;
   };
   for (std::size_t k = 0; k < m; ++k) {
-    if (k + 16 < m) {
-      const std::uint32_t i = later[k + 16].index;
+    if (k + kSlotAhead < m) {
+      const std::uint32_t i = later[k + kSlotAhead].index;
       __builtin_prefetch(&s.slots[hs[i].index]);
       __builtin_prefetch(&bs[i]);
       __builtin_prefetch(reinterpret_cast<const char*>(&bs[i] + 1) - 1);

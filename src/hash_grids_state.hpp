@@ -238,7 +238,6 @@ struct hash_grids_state {
   // detection scratch and counters
   std::vector<std::uint32_t> order, order_tmp;
   std::vector<std::uint64_t> across, across_tmp;  // detect_across: (cell in the coarser grid, entry)
-  std::vector<std::uint8_t> beyond;                // detect_across: a group's beyond masks
   std::vector<std::uint32_t> live_levels;
   std::vector<entry> tmp;
   // batch move scratch: the moves set aside for the second pass (index in
@@ -1239,21 +1238,16 @@ struct hash_grids_state {
     std::array<std::uint32_t, D> am{};  // the code bits of each axis
     for (int i = 0; i < D; ++i) am[i] = axis_term(h, i, h.mask[i]);
     const std::size_t n = across.size();
+    std::uint64_t* beyond = across_tmp.data();  // the beyond masks, by position in across (the sort's scratch is free)
     for (std::size_t k = 0; k < n;) {
       const std::uint32_t base = static_cast<std::uint32_t>(across[k] >> 32);
       std::size_t end = k + 1;
       while (end < n && static_cast<std::uint32_t>(across[end] >> 32) == base) ++end;
-      if (beyond.size() < end - k) beyond.resize(std::max(end - k, 2 * beyond.size()));
       std::uint32_t group_mask = 0;
       for (std::size_t j = k; j < end; ++j) {
-        const entry& a = pool[static_cast<std::uint32_t>(across[j])];
-        std::uint32_t m = 0;
-        for (int i = 0; i < D; ++i)
-          m |= static_cast<std::uint32_t>(floor_to_int(static_cast<double>(a.max(i)) * h.inv) !=
-                                          floor_to_int(static_cast<double>(a.min(i)) * h.inv))
-               << i;
-        beyond[j - k] = static_cast<std::uint8_t>(m);
-        group_mask |= m;
+        // the beyond mask is the object's reach in h: its min corner is in b
+        beyond[j] = reach_of(h, pool[static_cast<std::uint32_t>(across[j])].box());
+        group_mask |= static_cast<std::uint32_t>(beyond[j]);
       }
       // per axis the code terms of cells b - 1, b, b + 1 (dilated arithmetic, see detect_grid)
       std::array<std::array<std::uint32_t, 3>, D> term;
@@ -1263,9 +1257,10 @@ struct hash_grids_state {
       }
       constexpr std::uint32_t kMaxCells = D == 3 ? 27 : 9;
       std::array<std::uint32_t, kMaxCells> first, counts, need;
-      std::array<std::uint32_t, kSubsets + 1> start{};
+      std::array<std::uint32_t, kSubsets + 1> cell_start{};  // the cells of segment v: [cell_start[v], cell_start[v + 1])
       std::uint32_t cells = 0, total = 0, visited = 0;
       for (std::uint32_t v = 0; v < kSubsets; ++v) {  // v: the axes at b + 1
+        cell_start[v] = cells;
         if ((v & ~group_mask) != 0) continue;
         for (std::uint32_t c = 0; c < kSubsets; ++c) {  // c: of the other axes, those at b (not b - 1)
           if ((c & v) != 0) continue;
@@ -1282,6 +1277,7 @@ struct hash_grids_state {
           ++cells;
         }
       }
+      cell_start[kSubsets] = cells;
       cells_visited += visited;
       if (end - k == 1) {  // one object: tested in place, nothing to share
         if (k + 8 < n) __builtin_prefetch(pool + static_cast<std::uint32_t>(across[k + 8]));
@@ -1297,22 +1293,19 @@ struct hash_grids_state {
         k = end;
         continue;
       }
+      std::array<std::uint32_t, kSubsets + 1> start{};  // the candidates of segment v: [start[v], start[v + 1])
       if (total != 0) {
         if (cand.size() < total) cand.resize(std::max<std::size_t>(total, 2 * cand.size()));
         entry* out = cand.data();
-        std::uint32_t cell = 0;
         for (std::uint32_t v = 0; v < kSubsets; ++v) {
           start[v] = static_cast<std::uint32_t>(out - cand.data());
-          if ((v & ~group_mask) != 0) continue;
-          for (std::uint32_t c = 0; c < kSubsets; ++c) {
-            if ((c & v) != 0) continue;
+          for (std::uint32_t cell = cell_start[v]; cell < cell_start[v + 1]; ++cell) {
             const entry* src = hpool + first[cell];
             const std::uint32_t nd = need[cell];
             for (std::uint32_t j = 0; j < counts[cell]; ++j) {
               *out = src[j];
               out += (src[j].reach() & nd) == nd;
             }
-            ++cell;
           }
         }
         start[kSubsets] = static_cast<std::uint32_t>(out - cand.data());
@@ -1322,7 +1315,7 @@ struct hash_grids_state {
         if (j + 8 < n) __builtin_prefetch(pool + static_cast<std::uint32_t>(across[j + 8]));
         if (total == 0) continue;
         const entry& a = pool[static_cast<std::uint32_t>(across[j])];
-        const std::uint32_t m = beyond[j - k];
+        const std::uint32_t m = static_cast<std::uint32_t>(beyond[j]);
         const query qa(a);
         for (std::uint32_t v = 0; v < kSubsets; ++v) {
           if ((v & ~m) != 0) continue;
@@ -1348,7 +1341,7 @@ struct hash_grids_state {
   std::size_t total_bytes() const {
     std::size_t b = sizeof(*this) + capacity_bytes(grids) + capacity_bytes(levels) + capacity_bytes(list) +
                     capacity_bytes(apart) + capacity_bytes(slots) + capacity_bytes(order) +
-                    capacity_bytes(order_tmp) + capacity_bytes(across) + capacity_bytes(across_tmp) + capacity_bytes(beyond) + capacity_bytes(live_levels) + capacity_bytes(tmp) + capacity_bytes(deferred) + capacity_bytes(deferred_tmp) + capacity_bytes(pending) +
+                    capacity_bytes(order_tmp) + capacity_bytes(across) + capacity_bytes(across_tmp) + capacity_bytes(live_levels) + capacity_bytes(tmp) + capacity_bytes(deferred) + capacity_bytes(deferred_tmp) + capacity_bytes(pending) +
                     capacity_bytes(cand) + capacity_bytes(hit_list);
     for (const grid& g : grids) b += grid_bytes(g) - sizeof(grid);
     return b;
