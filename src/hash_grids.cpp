@@ -290,6 +290,17 @@ void hash_grids<D, T>::move(std::span<const handle> hs, std::span<const box_type
     if (!s.live(hs[i])) detail::throw_invalid_handle("hash_grids::move (batch)");
     detail::require_valid_box(bs[i]);
   }
+  // Most of the grid objects at once: lay the grids out anew, in cell order
+  // (see bulk_move); otherwise object by object, below.
+  bool bulk = false;
+  try {
+    bulk = s.bulk_move(hs, bs);
+  } catch (...) {  // out of memory before anything changed
+    s.release_bulk_scratch();
+    throw;
+  }
+  s.release_bulk_scratch();
+  if (bulk) return;
   // With the objects stored by cell and the handles in the user's order, each
   // move touches a random entry: fetch the slots and entries a few moves ahead
   // so the misses overlap instead of following one another.

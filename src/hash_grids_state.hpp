@@ -73,9 +73,9 @@ inline void reserve_for(V& v, std::size_t needed) {
 
 // Stable LSD radix sort of v by key(x), of which the low `bits` bits count,
 // 11 bits a pass; tmp is scratch (resized, kept by the caller for reuse).
-template <class V, class Key>
+template <class V, class Key, std::uint32_t kDigit = 11>
 void radix_sort(V& v, V& tmp, std::uint32_t bits, Key key) {
-  constexpr std::uint32_t kDigit = 11, kMask = (1u << kDigit) - 1;
+  constexpr std::uint32_t kMask = (1u << kDigit) - 1;
   tmp.resize(v.size());
   for (std::uint32_t shift = 0; shift < bits; shift += kDigit) {
     std::uint32_t counts[1u << kDigit] = {};
@@ -1327,6 +1327,216 @@ struct hash_grids_state {
       }
       k = end;
     }
+  }
+
+  // ---- bulk move -------------------------------------------------------------------
+  // A batch that moves most of the grid objects at once (the usual time step
+  // of a simulation) is applied by laying the grids out anew instead of
+  // object by object: each object's cell is computed (a hash, as in
+  // Algorithm 2), the objects are radix-sorted by cell, and each grid's pool,
+  // occupied list and bricks are written in cell-code order, exactly the
+  // layout a compaction leaves. The user's boxes are read in that order
+  // (prefetched) and the pool is written sequentially, where moving object by
+  // object writes every box to a random place in the pool and then needs a
+  // compaction to restore the order detection walks in. The result is the
+  // structure the moves one by one followed by a compaction would give.
+  // Returns false, having changed nothing, when the batch does not qualify:
+  // grids not active, a rebuild pending, fewer than kBulkMin moves or fewer
+  // than half the grid objects, a handle twice, an object not in a grid or
+  // leaving the grids (unbounded, too large). Those batches take the
+  // object-by-object path, which handles everything. A size for which no grid
+  // exists creates its level first, as Algorithm 3 would.
+  static constexpr std::size_t kBulkMin = 4096;
+  struct bulk_key {
+    std::uint32_t code;
+    std::uint32_t src;  // position in the batch, or n + slot of an object the batch does not move
+  };
+  struct bulk_plan {
+    std::vector<occupied_cell> occupied;
+    big_vector<entry> pool;
+    bool reuse = false;  // write into the grid's own pool (every object of the grid moves)
+    std::vector<std::uint32_t> bricks;
+    std::vector<std::uint32_t> fill;
+  };
+  std::vector<big_vector<bulk_key>> bulk_keys;  // per grid id
+  big_vector<bulk_key> bulk_tmp;
+
+  void release_bulk_scratch() noexcept {
+    std::vector<big_vector<bulk_key>>().swap(bulk_keys);
+    big_vector<bulk_key>().swap(bulk_tmp);
+    std::vector<std::uint64_t>().swap(pending);
+  }
+
+  bool bulk_move(std::span<const handle> hs, std::span<const box_t> bs) {
+    const std::size_t n = hs.size();
+    if (!active || rebuild_pending || n < kBulkMin || n + slots.size() >= npos) return false;
+    std::size_t in_grids = 0;
+    for (const grid& g : grids) in_grids += g.objects;
+    if (2 * n < in_grids) return false;
+    // Everything is allocated in steps 1 and 2: std::bad_alloc there
+    // propagates with nothing changed.
+    std::vector<bulk_plan> plans;
+    std::vector<std::size_t> moved(grids.size(), 0);  // per grid: its objects the batch moves
+    {
+      pending.assign((slots.size() + 63) / 64, 0);  // the slots the batch moves
+      bulk_keys.resize(grids.size());
+      for (std::size_t id = 0; id < grids.size(); ++id) {
+        bulk_keys[id].clear();
+        bulk_keys[id].reserve(grids[id].objects);
+      }
+      // 1. every moved object's grid and cell (nothing changes yet)
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint32_t idx = hs[i].index;
+        std::uint64_t& word = pending[idx >> 6];
+        const std::uint64_t bit = std::uint64_t{1} << (idx & 63);
+        if (word & bit) return false;  // moved twice: in order, one by one
+        word |= bit;
+        const std::uint32_t place = slots[idx].place();
+        if (place >= kMaxGrids) return false;
+        const box_t& b = bs[i];
+        if (!is_bounded(b)) return false;
+        const double eff = effective_size(b);
+        if (std::isinf(eff)) return false;
+        std::uint32_t gid = place;
+        ++moved[place];
+        if (!fits(grids[gid], eff)) {
+          gid = grid_for(eff);  // may create a level (empty until written below)
+          if (gid >= bulk_keys.size()) {
+            bulk_keys.resize(grids.size());
+            moved.resize(grids.size(), 0);
+          }
+        }
+        bulk_keys[gid].push_back({cell_of(grids[gid], b), static_cast<std::uint32_t>(i)});
+      }
+      // the objects the batch does not move keep their grid and cell
+      for (std::size_t id = 0; id < grids.size(); ++id) {
+        if (moved[id] == grids[id].objects) continue;
+        for (const occupied_cell& oc : grids[id].occupied)
+          for (std::uint32_t j = 0; j < oc.count; ++j) {
+            const std::uint32_t idx = grids[id].pool[oc.block + j].id.index;
+            if (!((pending[idx >> 6] >> (idx & 63)) & 1u))
+              bulk_keys[id].push_back({oc.cell, static_cast<std::uint32_t>(n + idx)});
+          }
+      }
+      // 2. sort each grid's objects by cell; size and allocate its new storage
+      plans.resize(grids.size());
+      for (std::size_t id = 0; id < grids.size(); ++id) {
+        const grid& g = grids[id];
+        auto& keys = bulk_keys[id];
+        const auto code = [](const bulk_key& k) { return k.code; };
+        if (code_bits(g) <= 24) radix_sort<std::remove_reference_t<decltype(keys)>, decltype(code), 12>(keys, bulk_tmp, code_bits(g), code);
+        else radix_sort(keys, bulk_tmp, code_bits(g), code);
+        std::size_t total = 0, cells = 0, nbricks = 0;
+        for (std::size_t k = 0; k < keys.size();) {
+          std::size_t e = k + 1;
+          while (e < keys.size() && keys[e].code == keys[k].code) ++e;
+          total += class_capacity(std::max(base_class, class_for(static_cast<std::uint32_t>(e - k))));
+          ++cells;
+          if (k == 0 || (keys[k].code >> kLocalBits) != (keys[k - 1].code >> kLocalBits)) ++nbricks;
+          k = e;
+        }
+        if (total > npos) return false;
+        bulk_plan& p = plans[id];
+        p.occupied.reserve(std::max(cells, g.occupied.capacity() / 2));
+        // A grid whose objects all move is not read as a source: its own
+        // pool is written in place (no fresh memory to fault in).
+        p.reuse = moved[id] == g.objects && g.pool.capacity() >= total;
+        if (!p.reuse) p.pool.reserve(total);
+        p.bricks.assign((nbricks + 1) * kBrickCells, 0);
+        p.fill.reserve(nbricks);
+      }
+    }
+    // 3. write the new storage (nothing below allocates); the old pools are
+    // read for the objects the batch does not move, and stay until all grids
+    // are written
+    for (std::size_t id = 0; id < grids.size(); ++id) {
+      grid& g = grids[id];
+      bulk_plan& p = plans[id];
+      const auto& keys = bulk_keys[id];
+      const std::size_t m = keys.size();
+      if (p.reuse) p.pool.swap(g.pool);
+      p.pool.clear();
+      std::fill(g.dir.begin(), g.dir.end(), 0u);
+      std::uint32_t last_brick = npos;
+      for (std::size_t k = 0; k < m;) {
+        std::size_t e = k + 1;
+        while (e < m && keys[e].code == keys[k].code) ++e;
+        const std::uint32_t here = static_cast<std::uint32_t>(e - k);
+        const int klass = std::max(base_class, class_for(here));
+        const std::uint32_t code = keys[k].code;
+        const auto block = static_cast<std::uint32_t>(p.pool.size());
+        for (; k < e; ++k) {
+          // the handles, slots and boxes are scattered: the handles are
+          // fetched 32 objects ahead, the slots and boxes 16
+          if (k + 32 < m && keys[k + 32].src < n) __builtin_prefetch(&hs[keys[k + 32].src]);
+          if (k + 16 < m) {
+            const std::uint32_t src = keys[k + 16].src;
+            if (src < n) {
+              __builtin_prefetch(&slots[hs[src].index], 1);
+              __builtin_prefetch(&bs[src]);
+              __builtin_prefetch(reinterpret_cast<const char*>(&bs[src] + 1) - 1);
+            } else {
+              __builtin_prefetch(&slots[src - n], 1);
+            }
+          }
+          const std::uint32_t src = keys[k].src;
+          if (src < n) {
+            const std::uint32_t idx = hs[src].index;
+            slot& sl = slots[idx];
+            std::uint32_t reach;
+            cell_and_reach(g, bs[src], reach);
+            p.pool.push_back(entry::make(bs[src], handle{idx, sl.generation()}));
+            p.pool.back().set_reach(reach);
+            sl.set_place(static_cast<std::uint32_t>(id));
+            sl.cell = code;
+            sl.at = static_cast<std::uint32_t>(p.pool.size() - 1);
+          } else {
+            slot& sl = slots[src - n];
+            p.pool.push_back(grids[sl.place()].pool[sl.at]);
+            sl.set_place(static_cast<std::uint32_t>(id));
+            sl.cell = code;
+            sl.at = static_cast<std::uint32_t>(p.pool.size() - 1);
+          }
+        }
+        p.pool.resize(block + class_capacity(klass));  // the block's free room
+        const std::uint32_t b = code >> kLocalBits;
+        if (b != last_brick) {
+          last_brick = b;
+          p.fill.push_back(0);
+          g.dir[b] = static_cast<std::uint32_t>(p.fill.size());
+        }
+        ++p.fill.back();
+        p.bricks[(p.fill.size() << kLocalBits) | (code & kLocalMask)] =
+            static_cast<std::uint32_t>(p.occupied.size() + 1);
+        p.occupied.push_back({code, block, here, static_cast<std::uint32_t>(klass)});
+      }
+    }
+    for (std::size_t id = 0; id < grids.size(); ++id) {
+      grid& g = grids[id];
+      bulk_plan& p = plans[id];
+      g.occupied.swap(p.occupied);
+      g.pool.swap(p.pool);
+      g.bricks.swap(p.bricks);
+      g.brick_fill.swap(p.fill);
+      g.free_bricks.clear();
+      for (auto& fl : g.free_blocks) fl.clear();
+      g.objects = bulk_keys[id].size();
+      g.displaced = 0;
+    }
+    // A grid that gained objects past its density grows now (section 3.4;
+    // maybe_grow rehashes it). The moves are done: if memory runs out here,
+    // the grid stays as it is, correct but denser, and grows at its next
+    // insertion.
+    for (std::size_t id = 0; id < grids.size(); ++id) {
+      try {
+        for (std::uint64_t cells = 0; cells != grids[id].cell_count();) {
+          cells = grids[id].cell_count();
+          maybe_grow(static_cast<std::uint32_t>(id), 0);
+        }
+      } catch (const std::bad_alloc&) {
+      }
+    }
+    return true;
   }
 
   // ---- accounting ------------------------------------------------------------------

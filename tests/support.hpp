@@ -169,6 +169,18 @@ class mirror {
     boxes_[id] = b;
   }
 
+  /// One batch move of the subject (ids may repeat: the last box wins), the
+  /// same moves one by one on the oracle.
+  void move_batch(const std::vector<std::size_t>& ids, const std::vector<box_type>& bs) {
+    std::vector<handle> hs;
+    for (std::size_t id : ids) hs.push_back(subject_handles_[id]);
+    subject_.move(std::span<const handle>(hs), std::span<const box_type>(bs));
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+      oracle_.move(oracle_handles_[ids[k]], bs[k]);
+      boxes_[ids[k]] = bs[k];
+    }
+  }
+
   void remove(std::size_t id) {
     subject_.remove(subject_handles_[id]);
     oracle_.remove(oracle_handles_[id]);

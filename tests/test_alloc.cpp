@@ -447,5 +447,60 @@ TEST(OutOfMemory, BatchMoveFailureLosesNothing) {
   EXPECT_GT(k, 3) << "the batch allocates at several points";
 }
 
+// A batch that moves every object once takes the bulk path (the grids laid out
+// anew); it allocates everything before it changes anything, so a failure at
+// any allocation leaves every object with its old box, and success moves all.
+TEST(OutOfMemory, BulkBatchMoveFailureChangesNothing) {
+  using B = box<3, double>;
+  hash_grids<3, double> base;
+  std::vector<handle> hs;
+  const auto boxes = hhg::scenes::make_zoo_scene<3, double>(hhg::scenes::zoo::varied12, 5000, 7);
+  for (const auto& b : boxes) hs.push_back(base.insert(b));
+  std::vector<handle_pair> out;
+  base.find_pairs(out);
+  hhg::scenes::rng r(4);
+  std::vector<B> where;
+  for (std::size_t i = 0; i < hs.size(); ++i) {
+    B b = boxes[i];
+    if (i % 9 == 0) b = boxes[r.below(boxes.size())];  // a jump, maybe to another grid
+    for (int a = 0; a < 3; ++a) {
+      const double d = r.uniform(-0.3, 0.3);
+      b.min[a] += d;
+      b.max[a] += d;
+    }
+    where.push_back(b);
+  }
+  int k = 1;
+  for (; k < 1000; ++k) {
+    hash_grids<3, double> m = base;
+    bool failed = false;
+    fail_at.store(allocations.load() + static_cast<std::uint64_t>(k));
+    try {
+      m.move(std::span<const handle>(hs), std::span<const B>(where));
+    } catch (const std::bad_alloc&) {
+      failed = true;
+    }
+    fail_at.store(0);
+    ASSERT_NO_THROW(m.validate()) << "allocation " << k;
+    ASSERT_EQ(m.size(), hs.size());
+    for (std::size_t i = 0; i < hs.size(); ++i) {
+      const B x = m.get(hs[i]), want = failed ? boxes[i] : where[i];
+      ASSERT_TRUE(x.min == want.min && x.max == want.max) << "object " << i << ", allocation " << k;
+    }
+    std::vector<handle_pair> got;
+    m.find_pairs(got);
+    std::vector<handle_pair> want;
+    const auto& now = failed ? boxes : where;
+    for (std::size_t i = 0; i < now.size(); ++i)
+      for (std::size_t j = i + 1; j < now.size(); ++j)
+        if (hhg::overlaps(now[i], now[j])) want.push_back({hs[i], hs[j]});
+    hhg::canonicalize(got);
+    hhg::canonicalize(want);
+    ASSERT_EQ(got, want) << "allocation " << k;
+    if (!failed) break;
+  }
+  EXPECT_GT(k, 3) << "the bulk move allocates at several points";
+}
+
 }  // namespace
 }  // namespace hhg_test
