@@ -364,6 +364,8 @@ void hash_grids<D, T>::move(std::span<const handle> hs, std::span<const box_type
   }
   s.sort_deferred();
   const std::size_t m = later.size();
+  s.last_batch_changed = m;  // (the bulk path's next choice)
+  s.last_batch_size = n;
   // A cell change reads the new cell's directory entry, brick and record,
   // each known only once the one before is loaded: they are fetched in
   // stages, 8, 4 and 2 moves ahead (the slot and box 16 ahead).
