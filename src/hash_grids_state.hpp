@@ -887,6 +887,48 @@ struct hash_grids_state {
     rebuild_pending = false;
   }
 
+  // ---- layout in cell order (compact, bulk_move) ----------------------------------
+  // A grid's new storage, written cell by cell in cell-code order: each cell's
+  // objects are appended to the pool, then close_cell adds its free room,
+  // its record and its brick. reserve allocates all of it up front, so that
+  // the writing allocates nothing; install swaps it in.
+  struct layout {
+    std::vector<occupied_cell> occupied;
+    big_vector<entry> pool;
+    std::vector<std::uint32_t> bricks;
+    std::vector<std::uint32_t> fill;
+    std::uint32_t last_brick = npos;
+
+    void reserve(std::size_t cells, std::size_t pool_capacity, std::size_t nbricks) {
+      occupied.reserve(cells);
+      pool.reserve(pool_capacity);
+      bricks.assign((nbricks + 1) * kBrickCells, 0);
+      fill.reserve(nbricks);
+    }
+    // g.dir must have been cleared before the first cell
+    void close_cell(grid& g, std::uint32_t code, std::uint32_t block, std::uint32_t count, int klass) {
+      pool.resize(block + class_capacity(klass));  // the block's free room
+      const std::uint32_t b = code >> kLocalBits;
+      if (b != last_brick) {
+        last_brick = b;
+        fill.push_back(0);
+        g.dir[b] = static_cast<std::uint32_t>(fill.size());
+      }
+      ++fill.back();
+      bricks[(fill.size() << kLocalBits) | (code & kLocalMask)] = static_cast<std::uint32_t>(occupied.size() + 1);
+      occupied.push_back({code, block, count, static_cast<std::uint32_t>(klass)});
+    }
+  };
+  static void install(grid& g, layout& l) noexcept {
+    g.occupied.swap(l.occupied);
+    g.pool.swap(l.pool);
+    g.bricks.swap(l.bricks);
+    g.brick_fill.swap(l.fill);
+    g.free_bricks.clear();
+    for (auto& fl : g.free_blocks) fl.clear();
+    g.displaced = 0;
+  }
+
   // ---- compaction ------------------------------------------------------------------
   // Rebuilds a grid's storage in cell-code order: the occupied list sorted by
   // code, each cell's block (shrunk to the best-fitting class) laid out in that
@@ -903,10 +945,7 @@ struct hash_grids_state {
   void compact(grid& g) {
     sort_occupied(g);
     const std::size_t cells = order.size();
-    std::vector<occupied_cell> occ;
-    big_vector<entry> pool;
-    std::vector<std::uint32_t> bricks;
-    std::vector<std::uint32_t> fill;
+    layout l;
     try {
       std::size_t total = 0, nbricks = 0;
       std::uint32_t last_brick = npos;
@@ -919,20 +958,14 @@ struct hash_grids_state {
         }
       }
       if (total > npos) return;
-      occ.reserve(g.occupied.capacity());
-      pool.reserve(total + total / 8);
-      bricks.reserve((nbricks + 1) * kBrickCells);
-      fill.reserve(nbricks);
-      bricks.resize((nbricks + 1) * kBrickCells, 0);
+      l.reserve(g.occupied.capacity(), total + total / 8, nbricks);
     } catch (const std::bad_alloc&) {
       return;
     }
     // nothing below allocates
     std::fill(g.dir.begin(), g.dir.end(), 0u);
-    std::uint32_t pos = 0, last_brick = npos;
     for (std::size_t k = 0; k < cells; ++k) {
       const occupied_cell& oc = g.occupied[order[k]];
-      const int klass = std::max(base_class, class_for(oc.count));
       // The slots written below are scattered, and so are the blocks of the
       // cells that changed since the last compaction: fetch the blocks 32
       // cells ahead, the slots (whose handles are in the blocks) 16 ahead.
@@ -947,27 +980,12 @@ struct hash_grids_state {
         __builtin_prefetch(reinterpret_cast<const char*>(g.pool.data() + ahead.block) + 64);
       }
       if (k + 48 < cells) __builtin_prefetch(&g.occupied[order[k + 48]]);
-      pool.insert(pool.end(), g.pool.begin() + oc.block, g.pool.begin() + oc.block + oc.count);
-      pool.resize(pos + class_capacity(klass));  // the block's free room
-      for (std::uint32_t j = 0; j < oc.count; ++j) slots[pool[pos + j].id.index].at = pos + j;
-      const std::uint32_t b = oc.cell >> kLocalBits;
-      if (b != last_brick) {
-        last_brick = b;
-        fill.push_back(0);
-        g.dir[b] = static_cast<std::uint32_t>(fill.size());
-      }
-      ++fill.back();
-      bricks[(fill.size() << kLocalBits) | (oc.cell & kLocalMask)] = static_cast<std::uint32_t>(k + 1);
-      occ.push_back({oc.cell, pos, oc.count, static_cast<std::uint32_t>(klass)});
-      pos += class_capacity(klass);
+      const auto pos = static_cast<std::uint32_t>(l.pool.size());
+      l.pool.insert(l.pool.end(), g.pool.begin() + oc.block, g.pool.begin() + oc.block + oc.count);
+      for (std::uint32_t j = 0; j < oc.count; ++j) slots[l.pool[pos + j].id.index].at = pos + j;
+      l.close_cell(g, oc.cell, pos, oc.count, std::max(base_class, class_for(oc.count)));
     }
-    g.occupied.swap(occ);
-    g.pool.swap(pool);
-    g.bricks.swap(bricks);
-    g.brick_fill.swap(fill);
-    g.free_bricks.clear();
-    for (auto& fl : g.free_blocks) fl.clear();
-    g.displaced = 0;
+    install(g, l);
     ++compactions;
   }
 
@@ -1353,13 +1371,6 @@ struct hash_grids_state {
     std::uint32_t code;
     std::uint32_t src;  // position in the batch, or n + slot of an object the batch does not move
   };
-  struct bulk_plan {
-    std::vector<occupied_cell> occupied;
-    big_vector<entry> pool;
-    bool reuse = false;  // write into the grid's own pool (every object of the grid moves)
-    std::vector<std::uint32_t> bricks;
-    std::vector<std::uint32_t> fill;
-  };
   std::vector<big_vector<bulk_key>> bulk_keys;  // per grid id
   big_vector<bulk_key> bulk_tmp;
 
@@ -1383,7 +1394,8 @@ struct hash_grids_state {
     std::size_t changed = 0;
     // Everything is allocated in steps 1 and 2: std::bad_alloc there
     // propagates with nothing changed.
-    std::vector<bulk_plan> plans;
+    std::vector<layout> plans;
+    std::vector<char> reuse;  // per grid: write into its own pool (every object of it moves)
     std::vector<std::size_t> moved(grids.size(), 0);  // per grid: its objects the batch moves
     {
       pending.assign((slots.size() + 63) / 64, 0);  // the slots the batch moves
@@ -1430,6 +1442,7 @@ struct hash_grids_state {
       }
       // 2. sort each grid's objects by cell; size and allocate its new storage
       plans.resize(grids.size());
+      reuse.assign(grids.size(), 0);
       for (std::size_t id = 0; id < grids.size(); ++id) {
         const grid& g = grids[id];
         auto& keys = bulk_keys[id];
@@ -1446,16 +1459,12 @@ struct hash_grids_state {
           k = e;
         }
         if (total > npos) return false;
-        bulk_plan& p = plans[id];
-        p.occupied.reserve(std::max(cells, g.occupied.capacity() / 2));
         // A grid whose objects all move is not read as a source: its own
-        // pool is written in place (no fresh memory to fault in).
-        // (not a pool far larger than needed: the growth of crowded cells
-        // may have left one twice the size)
-        p.reuse = moved[id] == g.objects && g.pool.capacity() >= total && g.pool.capacity() <= total + total / 8;
-        if (!p.reuse) p.pool.reserve(total + total / 16);
-        p.bricks.assign((nbricks + 1) * kBrickCells, 0);
-        p.fill.reserve(nbricks);
+        // pool is written in place (no fresh memory to fault in), unless it
+        // is far larger than needed (the growth of crowded cells may have
+        // left one twice the size).
+        reuse[id] = moved[id] == g.objects && g.pool.capacity() >= total && g.pool.capacity() <= total + total / 8;
+        plans[id].reserve(std::max(cells, g.occupied.capacity() / 2), reuse[id] ? 0 : total + total / 16, nbricks);
       }
     }
     // 3. write the new storage (nothing below allocates); the old pools are
@@ -1463,13 +1472,12 @@ struct hash_grids_state {
     // are written
     for (std::size_t id = 0; id < grids.size(); ++id) {
       grid& g = grids[id];
-      bulk_plan& p = plans[id];
+      layout& p = plans[id];
       const auto& keys = bulk_keys[id];
       const std::size_t m = keys.size();
-      if (p.reuse) p.pool.swap(g.pool);
+      if (reuse[id]) p.pool.swap(g.pool);
       p.pool.clear();
       std::fill(g.dir.begin(), g.dir.end(), 0u);
-      std::uint32_t last_brick = npos;
       for (std::size_t k = 0; k < m;) {
         std::size_t e = k + 1;
         while (e < m && keys[e].code == keys[k].code) ++e;
@@ -1495,10 +1503,8 @@ struct hash_grids_state {
           if (src < n) {
             const std::uint32_t idx = hs[src].index;
             slot& sl = slots[idx];
-            std::uint32_t reach;
-            cell_and_reach(g, bs[src], reach);
             p.pool.push_back(entry::make(bs[src], handle{idx, sl.generation()}));
-            p.pool.back().set_reach(reach);
+            p.pool.back().set_reach(reach_of(g, bs[src]));  // (the code is keys[k].code)
             sl.set_place(static_cast<std::uint32_t>(id));
             sl.cell = code;
             sl.at = static_cast<std::uint32_t>(p.pool.size() - 1);
@@ -1510,30 +1516,12 @@ struct hash_grids_state {
             sl.at = static_cast<std::uint32_t>(p.pool.size() - 1);
           }
         }
-        p.pool.resize(block + class_capacity(klass));  // the block's free room
-        const std::uint32_t b = code >> kLocalBits;
-        if (b != last_brick) {
-          last_brick = b;
-          p.fill.push_back(0);
-          g.dir[b] = static_cast<std::uint32_t>(p.fill.size());
-        }
-        ++p.fill.back();
-        p.bricks[(p.fill.size() << kLocalBits) | (code & kLocalMask)] =
-            static_cast<std::uint32_t>(p.occupied.size() + 1);
-        p.occupied.push_back({code, block, here, static_cast<std::uint32_t>(klass)});
+        p.close_cell(g, code, block, here, klass);
       }
     }
     for (std::size_t id = 0; id < grids.size(); ++id) {
-      grid& g = grids[id];
-      bulk_plan& p = plans[id];
-      g.occupied.swap(p.occupied);
-      g.pool.swap(p.pool);
-      g.bricks.swap(p.bricks);
-      g.brick_fill.swap(p.fill);
-      g.free_bricks.clear();
-      for (auto& fl : g.free_blocks) fl.clear();
-      g.objects = bulk_keys[id].size();
-      g.displaced = 0;
+      install(grids[id], plans[id]);
+      grids[id].objects = bulk_keys[id].size();
     }
     last_batch_changed = changed;
     last_batch_size = n;
