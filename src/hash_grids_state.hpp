@@ -906,7 +906,7 @@ struct hash_grids_state {
       fill.reserve(nbricks);
     }
     // g.dir must have been cleared before the first cell
-    void close_cell(grid& g, std::uint32_t code, std::uint32_t block, std::uint32_t count, int klass) {
+    void close_cell(grid& g, std::uint32_t code, std::uint32_t block, std::uint32_t objects_in, int klass) {
       pool.resize(block + class_capacity(klass));  // the block's free room
       const std::uint32_t b = code >> kLocalBits;
       if (b != last_brick) {
@@ -916,7 +916,7 @@ struct hash_grids_state {
       }
       ++fill.back();
       bricks[(fill.size() << kLocalBits) | (code & kLocalMask)] = static_cast<std::uint32_t>(occupied.size() + 1);
-      occupied.push_back({code, block, count, static_cast<std::uint32_t>(klass)});
+      occupied.push_back({code, block, objects_in, static_cast<std::uint32_t>(klass)});
     }
   };
   static void install(grid& g, layout& l) noexcept {
