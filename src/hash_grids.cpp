@@ -128,6 +128,18 @@ void hash_grids_state<D, T>::validate() const {
     for (std::uint8_t u : used)
       if (!u) broken("pool space is lost (neither used nor free)");
     if (objs != g.objects) broken("grid object count is wrong");
+    if (g.ordered) {  // blocks in code order, every other entry a sentinel (detect_ordered relies on it)
+      std::vector<const occupied_cell*> by_code;
+      for (const occupied_cell& oc : g.occupied) by_code.push_back(&oc);
+      std::sort(by_code.begin(), by_code.end(), [](auto* a, auto* b) { return a->cell < b->cell; });
+      for (std::size_t k = 1; k < by_code.size(); ++k)
+        if (by_code[k]->block <= by_code[k - 1]->block) broken("an ordered pool is out of code order");
+      std::vector<std::uint8_t> live(g.pool.size(), 0);
+      for (const occupied_cell& oc : g.occupied) std::fill_n(live.begin() + oc.block, oc.count, 1);
+      for (std::size_t k = 0; k < g.pool.size(); ++k)
+        if (!live[k] && !std::all_of(g.pool[k].p.begin(), g.pool[k].p.end(), [](T v) { return v == std::numeric_limits<T>::infinity(); }))
+          broken("an ordered pool holds a stale entry outside the blocks");
+    }
     grid_objects += objs;
     std::size_t cells_in_bricks = 0;
     for (std::size_t b = 0; b < g.dir.size(); ++b) {

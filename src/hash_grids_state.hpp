@@ -140,6 +140,15 @@ struct hash_grids_state {
     }
   };
 
+  // An entry that overlaps no object of a grid (those are bounded): the
+  // free room of the blocks in an ordered pool (see grid::ordered).
+  static entry sentinel() {
+    entry e;
+    e.p.fill(std::numeric_limits<T>::infinity());
+    e.id = handle{};
+    return e;
+  }
+
   // One object's side of the overlap test, prepared once and compared with
   // many stored entries.
   struct query {
@@ -212,6 +221,11 @@ struct hash_grids_state {
     // Entries written out of cell order since the last compaction (new
     // cells, relocated blocks, objects that changed cell).
     std::size_t displaced = 0;
+    // The pool is in code order: the blocks of the occupied cells, taken in
+    // code order, lie at increasing positions, and every entry between or
+    // after them is a sentinel (set by install; cleared when a block is
+    // allocated; removals keep it, writing a sentinel where an entry left).
+    bool ordered = false;
 
     std::uint64_t cell_count() const {
       std::uint32_t s = 0;
@@ -232,8 +246,10 @@ struct hash_grids_state {
   bool rebuild_pending = false;
   int base_class = 0;
 
-  std::vector<entry> cand;  // detection: the objects of a cell's forward neighbours
-  std::vector<std::uint32_t> hit_list;  // detection: the hits of a cell's objects among cand
+  std::vector<entry> cand;  // detect_across: the objects of a group's neighbour cells
+  std::vector<std::uint32_t> hit_list;  // detect_grid: an object's hits (pool indices)
+  std::vector<std::uint32_t> gathered;  // detect_ordered: a cell's candidates (pool indices)
+  std::vector<std::uint32_t> row_pos;   // detect_ordered: per row and x, a pool position
 
   // detection scratch and counters
   std::vector<std::uint32_t> order, order_tmp;
@@ -276,27 +292,23 @@ struct hash_grids_state {
     return static_cast<std::uint32_t>(floor_to_int(static_cast<double>(v) * g.inv)) & g.mask[axis];
   }
 
+  // Row-major: x in the low bits, then y, then z. A row of cells along x is
+  // a run of consecutive codes, so a grid laid out in code order (compact,
+  // bulk_move) keeps each row's objects together, sorted by x (detect_grid
+  // walks rows). The brick directory covers runs of kBrickCells codes.
   static std::uint32_t encode(const grid& g, const std::array<std::uint32_t, D>& c) {
-    std::uint32_t brick = c[0] >> 2;
-    std::uint32_t local = c[0] & 3u;
-    std::uint32_t shift = g.bits[0] - 2;
-    brick |= (c[1] >> 2) << shift;
-    local |= (c[1] & 3u) << 2;
-    if constexpr (D == 3) {
-      shift += g.bits[1] - 2;
-      brick |= (c[2] >> 2) << shift;
-      local |= (c[2] & 3u) << 4;
-    }
-    return brick << kLocalBits | local;
+    std::uint32_t code = c[0] | c[1] << g.bits[0];
+    if constexpr (D == 3) code |= c[2] << (g.bits[0] + g.bits[1]);
+    return code;
   }
 
   // The part of a cell code contributed by coordinate v on one axis
   // (v is reduced modulo the cells on that axis first).
   static std::uint32_t axis_term(const grid& g, int axis, std::uint32_t v) {
     v &= g.mask[axis];
-    std::uint32_t shift = kLocalBits;
-    for (int i = 0; i < axis; ++i) shift += g.bits[i] - 2;
-    return ((v >> 2) << shift) | ((v & 3u) << (2 * axis));
+    std::uint32_t shift = 0;
+    for (int i = 0; i < axis; ++i) shift += g.bits[i];
+    return v << shift;
   }
 
   static std::uint32_t cell_of(const grid& g, const box_t& b) {
@@ -412,6 +424,7 @@ struct hash_grids_state {
 
   // ---- blocks ------------------------------------------------------------------
   std::uint32_t alloc_block(grid& g, int k) {
+    g.ordered = false;
     auto& fl = g.free_blocks[k];
     if (!fl.empty()) {
       const std::uint32_t b = fl.back();
@@ -581,6 +594,7 @@ struct hash_grids_state {
       g.pool[at] = g.pool[last];
       slots[g.pool[at].id.index].at = at;
     }
+    g.pool[last] = sentinel();
     --oc.count;
     --g.objects;
     if (oc.count == 0) {
@@ -612,6 +626,7 @@ struct hash_grids_state {
     for (auto& fl : g.free_blocks) fl.clear();
     g.objects = 0;
     g.displaced = 0;
+    g.ordered = false;
   }
 
   void gather(const grid& g, std::vector<entry>& out) const {
@@ -907,7 +922,7 @@ struct hash_grids_state {
     }
     // g.dir must have been cleared before the first cell
     void close_cell(grid& g, std::uint32_t code, std::uint32_t block, std::uint32_t objects_in, int klass) {
-      pool.resize(block + class_capacity(klass));  // the block's free room
+      pool.resize(block + class_capacity(klass), sentinel());  // the block's free room
       const std::uint32_t b = code >> kLocalBits;
       if (b != last_brick) {
         last_brick = b;
@@ -927,6 +942,7 @@ struct hash_grids_state {
     g.free_bricks.clear();
     for (auto& fl : g.free_blocks) fl.clear();
     g.displaced = 0;
+    g.ordered = true;
   }
 
   // ---- compaction ------------------------------------------------------------------
@@ -1006,6 +1022,24 @@ struct hash_grids_state {
     radix_sort(order, order_tmp, code_bits(g), [&](std::uint32_t o) { return g.occupied[o].cell; });
   }
 
+  // A grid's occupied cells in code order: the occupied list itself when it
+  // is sorted (as after a compaction or a bulk move: no scratch), else
+  // through `order`.
+  struct cell_view {
+    const occupied_cell* occ;
+    const std::uint32_t* order;  // nullptr: the list is sorted
+    const occupied_cell& at(std::size_t k) const { return occ[order != nullptr ? order[k] : k]; }
+    std::uint32_t code(std::size_t k) const { return at(k).cell; }
+  };
+  cell_view sorted_cells(const grid& g) {
+    const std::size_t n = g.occupied.size();
+    bool sorted = true;
+    for (std::size_t i = 1; i < n && sorted; ++i) sorted = g.occupied[i - 1].cell < g.occupied[i].cell;
+    if (sorted) return {g.occupied.data(), nullptr};
+    sort_occupied(g);
+    return {g.occupied.data(), order.data()};
+  }
+
   static std::uint32_t code_bits(const grid& g) {
     std::uint32_t bits = 0;
     for (int i = 0; i < D; ++i) bits += g.bits[i];
@@ -1059,9 +1093,207 @@ struct hash_grids_state {
       for (std::size_t lj = li + 1; lj < live_levels.size(); ++lj) detect_across(li, lj, sink);
   }
 
+  // detect_grid for a grid whose pool is in code order (see grid::ordered).
+  // A window of cells of a row is then one stretch of the pool, from the
+  // block of its first cell to the block of the next cell in code order
+  // (the gaps hold sentinels). Each occupied row gets, over the x between
+  // its first and last cell, the pool position of its first cell at x or
+  // beyond (row_pos): a window is two reads, no search, no branch. A row
+  // whose cells are far apart (more than 4 x between them on average) is
+  // searched instead. The candidates of a cell are gathered as pool indices
+  // (eight at a time, without branches) and each object of the cell is
+  // tested against all of them in one loop.
+  struct row_info {
+    std::uint32_t code;       // the cell code of x = 0 in the row
+    std::uint32_t first, end;  // its cells in sorted order: [first, end)
+    std::uint32_t xmin, xmax;  // the x of its first and last cell
+    std::uint32_t pos;        // row_pos offset (npos: searched)
+  };
+  std::vector<row_info> rows;  // detect_ordered: the occupied rows of a grid
+  template <class Sink>
+  void detect_ordered(const grid& g, const cell_view& cv, Sink& sink) {
+    const entry* pool = g.pool.data();
+    const std::size_t cells = g.occupied.size();
+    const std::uint32_t mx = g.mask[0], bx = g.bits[0], my = g.mask[1], by = g.bits[1];
+    const std::uint32_t mz = D == 3 ? g.mask[D - 1] : 0;
+    const auto pool_end = static_cast<std::uint32_t>(g.pool.size());
+    auto start_of = [&](std::size_t c) { return c < cells ? cv.at(c).block : pool_end; };
+    // the rows, and row_pos; rows[0] is an empty row (row_pos 0, 0)
+    rows.clear();
+    row_pos.clear();
+    rows.push_back({npos, 0, 0, 0, 0, 0});
+    row_pos.push_back(0);
+    row_pos.push_back(0);
+    for (std::size_t k = 0; k < cells;) {
+      const std::uint32_t row = cv.code(k) & ~mx;
+      std::size_t e = k + 1;
+      while (e < cells && (cv.code(e) & ~mx) == row) ++e;
+      row_info r{row, static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(e), cv.code(k) & mx, cv.code(e - 1) & mx, npos};
+      if (r.xmax - r.xmin <= 4 * (e - k) + 16) {
+        r.pos = static_cast<std::uint32_t>(row_pos.size());
+        std::size_t c = k;
+        for (std::uint32_t x = r.xmin; x <= r.xmax + 1; ++x) {
+          while (c < e && (cv.code(c) & mx) < x) ++c;
+          row_pos.push_back(start_of(c));
+        }
+      }
+      rows.push_back(r);
+      k = e;
+    }
+    // the pool position of the first cell at x >= v (v may be -1 or past
+    // the row's end) in row r
+    auto pos = [&](const row_info& r, std::int64_t v) -> std::uint32_t {
+      if (r.pos != npos) {
+        const std::int64_t i = std::clamp<std::int64_t>(v - r.xmin, 0, std::int64_t{r.xmax} - r.xmin + 1);
+        return row_pos[r.pos + static_cast<std::size_t>(i)];
+      }
+      std::size_t c = r.first;
+      while (c < r.end && static_cast<std::int64_t>(cv.code(c) & mx) < v) ++c;
+      return start_of(c);
+    };
+    // the first row at index >= from with code >= key (galloping)
+    auto seek_row = [&](std::size_t from, std::uint32_t key) {
+      const std::size_t nrows = rows.size();
+      if (from < 1 || from > nrows || (from > 1 && rows[from - 1].code >= key)) from = 1;
+      std::size_t lo = from, hi = from, step = 1;
+      while (hi < nrows && rows[hi].code < key) {
+        lo = hi + 1;
+        hi += step;
+        step *= 2;
+      }
+      if (hi > nrows) hi = nrows;
+      return static_cast<std::size_t>(
+          std::partition_point(rows.begin() + static_cast<std::ptrdiff_t>(lo), rows.begin() + static_cast<std::ptrdiff_t>(hi),
+                               [&](const row_info& r) { return r.code < key; }) -
+          rows.begin());
+    };
+    constexpr std::uint32_t X = 1, Y = 2, Z = 4;
+    constexpr int kRows = D == 3 ? 4 : 1;
+    constexpr std::array<int, kRows> dy = [] {
+      if constexpr (D == 3) return std::array<int, kRows>{1, -1, 0, 1};
+      else return std::array<int, kRows>{1};
+    }();
+    constexpr std::array<int, kRows> dz = [] {
+      if constexpr (D == 3) return std::array<int, kRows>{0, 1, 1, 1};
+      else return std::array<int, kRows>{0};
+    }();
+    constexpr std::array<std::uint32_t, kRows> row_need = [] {
+      if constexpr (D == 3) return std::array<std::uint32_t, kRows>{Y, Z, Z, Y | Z};
+      else return std::array<std::uint32_t, kRows>{Y};
+    }();
+    constexpr std::uint32_t kFlat = 4;  // cells of more objects filter each object by its reach
+    std::array<std::size_t, kRows> hint{};
+    std::array<const row_info*, kRows> nb{};
+    if (gathered.size() < 256) gathered.resize(256);
+    if (hit_list.size() < 256) hit_list.resize(256);
+    const std::size_t nrows = rows.size();
+    for (std::size_t ri = 1; ri < nrows; ++ri) {
+      const row_info& R = rows[ri];
+      const std::uint32_t y = (R.code >> bx) & my, z = D == 3 ? (R.code >> (bx + by)) & mz : 0;
+      for (int t = 0; t < kRows; ++t) {
+        const std::uint32_t ny = (y + static_cast<std::uint32_t>(dy[t])) & my;
+        const std::uint32_t nz = (z + static_cast<std::uint32_t>(dz[t])) & mz;
+        const std::uint32_t code = ny << bx | (D == 3 ? nz << (bx + by) : 0);
+        hint[t] = seek_row(hint[t], code);
+        nb[t] = hint[t] < nrows && rows[hint[t]].code == code ? &rows[hint[t]] : &rows[0];
+      }
+      for (std::size_t kk = R.first; kk < R.end; ++kk) {
+        const std::int64_t x = cv.code(kk) & mx;
+        const occupied_cell& oc = cv.at(kk);
+        const entry* cell = pool + oc.block;
+        const std::uint32_t n = oc.count;
+        ++cells_visited;
+        std::uint32_t own = 0;  // bit m: some object of the cell reaches the axes m
+        for (std::uint32_t i = 0; i < n; ++i) own |= subsets_of(cell[i].reach());
+        // the candidates: stretches of the pool, each with the reach it
+        // needs of this cell's object (x + 1 needs X)
+        struct span {
+          std::uint32_t lo, hi, need;
+        };
+        std::array<span, 1 + 4 * kRows> sp;
+        std::size_t ns = 0;
+        if (x != mx) sp[ns++] = {pos(R, x + 1), pos(R, x + 2), X};
+        else sp[ns++] = {pos(R, 0), pos(R, 1), X};  // x + 1 wraps to 0
+        for (int t = 0; t < kRows; ++t) {
+          const row_info& N = *nb[t];
+          const std::uint32_t lo = pos(N, x - 1), mid = pos(N, x + 1), hi = pos(N, x + 2);
+          if (n > kFlat) {
+            sp[ns++] = {lo, mid, row_need[t]};
+            sp[ns++] = {mid, hi, row_need[t] | X};
+          } else {  // one stretch: to x + 1 when some object reaches it
+            sp[ns++] = {lo, (own >> (row_need[t] | X)) & 1u ? hi : mid, row_need[t]};
+          }
+          if (x == 0 && N.xmax == mx && N.code != npos) sp[ns++] = {pos(N, mx), pos(N, mx + 1), row_need[t]};  // x - 1 wraps
+          if (x == mx) sp[ns++] = {pos(N, 0), pos(N, 1), row_need[t] | X};  // x + 1 wraps
+        }
+        if (n > kFlat) {  // a crowded cell: each object only against what it reaches
+          for (std::uint32_t i = 0; i < n; ++i) {
+            const entry& a = cell[i];
+            test_against(a, cell + i + 1, n - i - 1, sink);  // pairs inside the cell
+            const std::uint32_t reach = a.reach();
+            for (std::size_t s = 0; s < ns; ++s)
+              if ((reach & sp[s].need) == sp[s].need) test_against(a, pool + sp[s].lo, sp[s].hi - sp[s].lo, sink);
+          }
+          continue;
+        }
+        // The usual 1-3 objects: gather the pool indices of the stretches
+        // some object of the cell reaches (eight at a time, no branches),
+        // then one loop per object over all of them.
+        std::uint32_t* out = gathered.data();
+        for (std::size_t s = 0; s < ns; ++s) {
+          const std::uint32_t lo = sp[s].lo;
+          const std::uint32_t len = (sp[s].hi - lo) & (0u - ((own >> sp[s].need) & 1u));
+          const std::size_t at = static_cast<std::size_t>(out - gathered.data());
+          if (at + len + 8 > gathered.size()) [[unlikely]] {
+            gathered.resize(2 * (at + len + 8));
+            out = gathered.data() + at;
+          }
+#if defined(__SSE2__)
+          const __m128i l = _mm_set1_epi32(static_cast<int>(lo));
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_add_epi32(l, _mm_setr_epi32(0, 1, 2, 3)));
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 4), _mm_add_epi32(l, _mm_setr_epi32(4, 5, 6, 7)));
+          for (std::uint32_t j = 8; j < len; ++j) out[j] = lo + j;
+#else
+          for (std::uint32_t j = 0; j < len; ++j) out[j] = lo + j;
+#endif
+          out += len;
+        }
+        const auto total = static_cast<std::uint32_t>(out - gathered.data());
+        if (hit_list.size() < total) hit_list.resize(std::max<std::size_t>(total, 2 * hit_list.size()));
+        const std::uint32_t* ix = gathered.data();
+        std::uint32_t* hl = hit_list.data();
+        box_tests += static_cast<std::uint64_t>(n) * total;
+        for (std::uint32_t i = 0; i < n; ++i) {
+          const entry& a = cell[i];
+          test_against(a, cell + i + 1, n - i - 1, sink);  // pairs inside the cell
+          const query qa(a);
+          std::uint32_t m = 0;
+          for (std::uint32_t j = 0; j < total; ++j) {
+            hl[m] = ix[j];
+            m += qa.hits(pool[ix[j]]);
+          }
+          for (std::uint32_t h = 0; h < m; ++h) sink(a.user_handle(), pool[hl[h]].user_handle());
+        }
+      }
+    }
+  }
+
+  // Within one grid (Algorithm 4, first part): each occupied cell against
+  // itself and its forward neighbours (dz > 0, or dz == 0 and dy > 0, or
+  // dz == dy == 0 and dx > 0: 13 in 3D, 4 in 2D), by detect_ordered when
+  // the grid's pool is in code order, else by detect_unordered.
   template <class Sink>
   void detect_grid(std::size_t li, Sink& sink) {
     const grid& g = grids[live_levels[li]];
+    if (g.ordered) detect_ordered(g, sorted_cells(g), sink);
+    else detect_unordered(g, sink);
+  }
+
+  // detect_grid for a grid whose pool is not in code order: the walk goes
+  // through the occupied cells in code order and looks up each cell's
+  // forward neighbours.
+  template <class Sink>
+  void detect_unordered(const grid& g, Sink& sink) {
     sort_occupied(g);
     const entry* pool = g.pool.data();
     const occupied_cell* occ = g.occupied.data();
@@ -1554,7 +1786,8 @@ struct hash_grids_state {
     std::size_t b = sizeof(*this) + capacity_bytes(grids) + capacity_bytes(levels) + capacity_bytes(list) +
                     capacity_bytes(apart) + capacity_bytes(slots) + capacity_bytes(order) +
                     capacity_bytes(order_tmp) + capacity_bytes(across) + capacity_bytes(across_tmp) + capacity_bytes(live_levels) + capacity_bytes(tmp) + capacity_bytes(deferred) + capacity_bytes(deferred_tmp) + capacity_bytes(pending) +
-                    capacity_bytes(cand) + capacity_bytes(hit_list);
+                    capacity_bytes(cand) + capacity_bytes(hit_list) +
+                    capacity_bytes(gathered) + capacity_bytes(row_pos) + capacity_bytes(rows);
     for (const grid& g : grids) b += grid_bytes(g) - sizeof(grid);
     return b;
   }

@@ -446,5 +446,88 @@ TYPED_TEST(GridSemantics, CompactionKeepsPairsExact) {
   EXPECT_GT(m.subject().stats().compactions, 0u) << "the scene must exercise compaction";
 }
 
+// After a compaction or a bulk move a grid's pool is in cell-code order, and
+// detection reads a row's window of cells as one stretch of it
+// (detect_ordered). Removals and moves within a cell keep that order,
+// writing sentinels where entries leave; validate() checks them. The scene
+// has cells at both ends of each axis (the modulo wrap between x = 0 and
+// the last x), a crowded cell, rows whose few cells are far apart, and
+// touching boxes; the pairs must equal brute force after every edit.
+TYPED_TEST(GridSemantics, OrderedLayoutKeepsPairsExact) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  using B = box<D, T>;
+  mirror<TypeParam> m;
+  hhg::scenes::rng r(5);
+  auto cube_at = [](const std::array<double, D>& lo, double edge) {
+    B b;
+    for (int a = 0; a < D; ++a) {
+      b.min[a] = static_cast<T>(lo[a]);
+      b.max[a] = static_cast<T>(lo[a] + edge);
+    }
+    return b;
+  };
+  for (int i = 0; i < 5000; ++i) {  // around the origin: negative and positive cells
+    std::array<double, D> lo;
+    for (int a = 0; a < D; ++a) lo[a] = r.uniform(-12.0, 12.0);
+    m.insert(cube_at(lo, 0.7));  // one grid: sizes in [0.5, 0.99)
+  }
+  for (int i = 0; i < 40; ++i) {  // a crowd in one cell
+    std::array<double, D> lo;
+    lo.fill(3.1 + 0.002 * i);
+    m.insert(cube_at(lo, 0.6));
+  }
+  for (int i = 0; i < 6; ++i) {  // rows with a few cells far apart
+    std::array<double, D> lo;
+    lo.fill(40.0 + 3.0 * (i / 2));
+    lo[0] = i % 2 == 0 ? 1.0 + i : 70.0 + 9.0 * i;
+    m.insert(cube_at(lo, 0.7));
+  }
+  for (int i = 0; i < 10; ++i) {  // touching across x = 0
+    std::array<double, D> lo;
+    lo.fill(-0.5 + 0.3 * i);
+    lo[0] = -0.8;
+    m.insert(cube_at(lo, 0.8));
+    lo[0] = 0.0;
+    m.insert(cube_at(lo, 0.8));
+  }
+  ASSERT_TRUE(m.check());  // the first detection compacts (over 4096 objects)
+  ASSERT_GT(m.subject().stats().compactions, 0u);
+  ASSERT_TRUE(m.check());
+  for (int round = 0; round < 4; ++round) {
+    std::vector<std::size_t> live = m.live_ids();  // all at once: the bulk path lays the pool out in order again
+    std::vector<B> where;
+    for (std::size_t id : live) {
+      B b = m.box_of(id);
+      const T d = static_cast<T>(r.uniform(-0.3, 0.3));
+      for (int a = 0; a < D; ++a) {
+        b.min[a] = static_cast<T>(b.min[a] + d);
+        b.max[a] = static_cast<T>(b.max[a] + d);
+      }
+      where.push_back(b);
+    }
+    m.move_batch(live, where);
+    ASSERT_TRUE(m.check()) << "round " << round << ", batch";
+    for (std::size_t k = round; k < live.size(); k += 11) m.remove(live[k]);  // the order stays
+    ASSERT_TRUE(m.check()) << "round " << round << ", removals";
+    for (std::size_t k = round; k < live.size(); k += 7) {  // small moves, mostly within the cell
+      B b = m.box_of(live[k]);
+      for (int a = 0; a < D; ++a) {
+        const T d = static_cast<T>(r.uniform(-0.05, 0.05));
+        b.min[a] = static_cast<T>(b.min[a] + d);
+        b.max[a] = static_cast<T>(b.max[a] + d);
+      }
+      if (m.live(live[k])) m.move(live[k], b);
+    }
+    ASSERT_TRUE(m.check()) << "round " << round << ", moves";
+    for (int i = 0; i < 50; ++i) {  // new objects: new cells break the order
+      std::array<double, D> lo;
+      for (int a = 0; a < D; ++a) lo[a] = r.uniform(-14.0, 14.0);
+      m.insert(cube_at(lo, r.uniform(0.5, 1.0)));
+    }
+    ASSERT_TRUE(m.check()) << "round " << round << ", inserts";
+  }
+}
+
 }  // namespace
 }  // namespace hhg_test

@@ -261,6 +261,8 @@ void print_summary(const run_options& o, const summary& s, const char* scalar) {
                   format("; mean %.3f ms", s.step_mean) + format(", %.1f ns per object", s.step_mean * per));
   row("pairs per step",
       format(s.pairs_median == std::floor(s.pairs_median) ? "median %.0f" : "median %.1f", s.pairs_median));
+  row("box tests", std::to_string(s.stats.box_tests) + " in the last detection" +
+                       format(", %.1f per object", s.n ? static_cast<double>(s.stats.box_tests) / static_cast<double>(s.n) : 0.0));
   row("memory", std::to_string(s.bytes) + " bytes" +
                     format(", %.1f bytes per object",
                            s.n ? static_cast<double>(s.bytes) / static_cast<double>(s.n) : 0.0));
