@@ -298,21 +298,24 @@ void hash_grids<D, T>::move(std::span<const handle> hs, std::span<const box_type
   if (hs.size() != bs.size())
     throw error(errc::bad_config, "hhg: hash_grids::move: " + std::to_string(hs.size()) + " handles but " +
                                       std::to_string(bs.size()) + " boxes");
-  for (std::size_t i = 0; i < hs.size(); ++i) {
-    if (!s.live(hs[i])) detail::throw_invalid_handle("hash_grids::move (batch)");
-    detail::require_valid_box(bs[i]);
-  }
   // Most of the grid objects at once: lay the grids out anew, in cell order
-  // (see bulk_move); otherwise object by object, below.
+  // (see bulk_move); otherwise object by object, below. bulk_move validates
+  // the handles and boxes it reads (hs[0, checked)); the rest are validated
+  // here, in order, before anything changes.
   bool bulk = false;
+  std::size_t checked = 0;
   try {
-    bulk = s.bulk_move(hs, bs);
+    bulk = s.bulk_move(hs, bs, checked);
   } catch (...) {  // out of memory before anything changed
     s.release_bulk_scratch();
     throw;
   }
   s.release_bulk_scratch();
   if (bulk) return;
+  for (std::size_t i = checked; i < hs.size(); ++i) {
+    if (!s.live(hs[i])) detail::throw_invalid_handle("hash_grids::move (batch)");
+    detail::require_valid_box(bs[i]);
+  }
   // With the objects stored by cell and the handles in the user's order, each
   // move touches a random entry: fetch the slots and entries a few moves ahead
   // so the misses overlap instead of following one another.

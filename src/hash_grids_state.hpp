@@ -392,6 +392,16 @@ struct hash_grids_state {
   // needed. Each grid keeps the bounds [lower, cell_size) it was created with,
   // so placement and the checks in move() and validate() agree exactly even
   // when f is not a power of two. An all-zero box (eff 0) fits any grid.
+  // The grid an object of effective size eff belongs in, if it exists; npos
+  // if grid_for would create one.
+  std::uint32_t existing_grid(double eff) const {
+    if (levels.empty()) return npos;
+    if (eff <= 0) return levels.front();
+    for (std::uint32_t id : levels)
+      if (fits(grids[id], eff)) return id;
+    return npos;
+  }
+
   std::uint32_t grid_for(double eff) {
     const double f = cfg.hierarchy_factor;
     if (levels.empty()) {
@@ -1593,9 +1603,12 @@ struct hash_grids_state {
   // Returns false, having changed nothing, when the batch does not qualify:
   // grids not active, a rebuild pending, fewer than kBulkMin moves or fewer
   // than half the grid objects, a handle twice, an object not in a grid or
-  // leaving the grids (unbounded, too large). Those batches take the
-  // object-by-object path, which handles everything. A size for which no grid
-  // exists creates its level first, as Algorithm 3 would.
+  // leaving the grids (unbounded, too large, or of a size no grid exists for
+  // yet). Those batches take the object-by-object path, which handles
+  // everything. The handles and boxes are validated on the way (the first
+  // pass reads them anyway): hs[0, checked) and bs[0, checked) are valid on
+  // return, and the caller checks the rest, so the first bad one reports
+  // its error before anything changed.
   static constexpr std::size_t kBulkMin = 4096;
   static constexpr std::size_t kBulkChangedRatio = 25;  // bulk when >= 1/25 changed cell last time
   std::size_t last_batch_changed = 0, last_batch_size = 0;  // objects that changed cell, moves
@@ -1612,8 +1625,9 @@ struct hash_grids_state {
     std::vector<std::uint64_t>().swap(pending);
   }
 
-  bool bulk_move(std::span<const handle> hs, std::span<const box_t> bs) {
+  bool bulk_move(std::span<const handle> hs, std::span<const box_t> bs, std::size_t& checked) {
     const std::size_t n = hs.size();
+    checked = 0;
     if (!active || rebuild_pending || n < kBulkMin || n + slots.size() >= npos) return false;
     std::size_t in_grids = 0;
     for (const grid& g : grids) in_grids += g.objects;
@@ -1638,6 +1652,12 @@ struct hash_grids_state {
       }
       // 1. every moved object's grid and cell (nothing changes yet)
       for (std::size_t i = 0; i < n; ++i) {
+        checked = i;
+        if (!live(hs[i])) return false;
+        const box_t& b = bs[i];
+        bool valid = true;  // false for NaN too
+        for (int a = 0; a < D; ++a) valid &= b.min[a] <= b.max[a];
+        if (!valid) return false;
         const std::uint32_t idx = hs[i].index;
         std::uint64_t& word = pending[idx >> 6];
         const std::uint64_t bit = std::uint64_t{1} << (idx & 63);
@@ -1645,23 +1665,20 @@ struct hash_grids_state {
         word |= bit;
         const std::uint32_t place = slots[idx].place();
         if (place >= kMaxGrids) return false;
-        const box_t& b = bs[i];
         if (!is_bounded(b)) return false;
         const double eff = effective_size(b);
         if (std::isinf(eff)) return false;
         std::uint32_t gid = place;
         ++moved[place];
         if (!fits(grids[gid], eff)) {
-          gid = grid_for(eff);  // may create a level (empty until written below)
-          if (gid >= bulk_keys.size()) {
-            bulk_keys.resize(grids.size());
-            moved.resize(grids.size(), 0);
-          }
+          gid = existing_grid(eff);
+          if (gid == npos) return false;  // a new level: one by one (nothing changes before validation)
         }
         const std::uint32_t code = cell_of(grids[gid], b);
         changed += gid != place || code != slots[idx].cell;
         bulk_keys[gid].push_back({code, static_cast<std::uint32_t>(i)});
       }
+      checked = n;
       // the objects the batch does not move keep their grid and cell
       for (std::size_t id = 0; id < grids.size(); ++id) {
         if (moved[id] == grids[id].objects) continue;
