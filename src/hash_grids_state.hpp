@@ -6,6 +6,7 @@
 #include "hhg/hash_grids.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -76,17 +77,28 @@ inline void reserve_for(V& v, std::size_t needed) {
 template <class V, class Key, std::uint32_t kDigit = 11>
 void radix_sort(V& v, V& tmp, std::uint32_t bits, Key key) {
   constexpr std::uint32_t kMask = (1u << kDigit) - 1;
+  constexpr std::uint32_t kMaxDigits = (32 + kDigit - 1) / kDigit;
+  const std::uint32_t digits = (std::min(bits, 32u) + kDigit - 1) / kDigit;
   tmp.resize(v.size());
-  for (std::uint32_t shift = 0; shift < bits; shift += kDigit) {
-    std::uint32_t counts[1u << kDigit] = {};
-    for (const auto& x : v) ++counts[(key(x) >> shift) & kMask];
+  if (v.size() < 2) return;
+  // the counts of every digit in one read (the keys do not change between passes)
+  std::array<std::array<std::uint32_t, 1u << kDigit>, kMaxDigits> counts;
+  for (std::uint32_t d = 0; d < digits; ++d) counts[d].fill(0);
+  for (const auto& x : v) {
+    const std::uint32_t k = key(x);
+    for (std::uint32_t d = 0; d < digits; ++d) ++counts[d][(k >> (d * kDigit)) & kMask];
+  }
+  for (std::uint32_t d = 0; d < digits; ++d) {
+    auto& c = counts[d];
+    if (c[(key(v.front()) >> (d * kDigit)) & kMask] == v.size()) continue;  // one value: nothing moves
     std::uint32_t sum = 0;
-    for (auto& c : counts) {
-      const std::uint32_t n = c;
-      c = sum;
+    for (auto& x : c) {
+      const std::uint32_t n = x;
+      x = sum;
       sum += n;
     }
-    for (const auto& x : v) tmp[counts[(key(x) >> shift) & kMask]++] = x;
+    const std::uint32_t shift = d * kDigit;
+    for (const auto& x : v) tmp[c[(key(x) >> shift) & kMask]++] = x;
     v.swap(tmp);
   }
 }
