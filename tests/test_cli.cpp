@@ -439,9 +439,10 @@ TEST_F(cli, RunCheckSmall) {
   const cli_result r = run("run --n 2000 --steps 5 --check");
   EXPECT_EQ(r.status, 0) << r.err;
   for (const char* key : {"scenario:", "objects:", "steps:", "setup:", "update:", "detection:", "step:",
-                          "pairs per step:", "memory:", "peak RSS:", "grids:", "check:"})
+                          "pairs per step:", "box tests:", "memory:", "peak RSS:", "grids:", "check:"})
     EXPECT_TRUE(contains(r.out, key)) << key << "\n" << r.out;
   EXPECT_EQ(summary_value(r.out, "objects"), "2000") << r.out;
+  EXPECT_GT(std::stoull(summary_value(r.out, "box tests")), 0u) << r.out;  // 2000 cubes at ~2 pairs each
   EXPECT_EQ(summary_value(r.out, "steps").rfind('5', 0), 0u) << r.out;
   EXPECT_TRUE(contains(r.out, "cell size")) << r.out;
   EXPECT_TRUE(contains(r.err, "step 5/5")) << r.err;  // progress
@@ -484,6 +485,7 @@ TEST_F(cli, RunJson) {
                         "step_ms_mean",
                         "step_ns_per_object_mean",
                         "pairs_median",
+                        "box_tests",
                         "bytes",
                         "bytes_per_object",
                         "peak_rss_bytes"};
@@ -498,7 +500,8 @@ TEST_F(cli, RunJson) {
   EXPECT_EQ(j["strategy"], "incremental");
   EXPECT_EQ(j["growth"], "every-axis");
   for (const char* key : {"setup_ms", "update_ms_median", "detect_ms_median", "step_ms_median",
-                          "step_ns_per_object", "step_ms_mean", "step_ns_per_object_mean", "pairs_median", "bytes", "bytes_per_object"}) {
+                          "step_ns_per_object", "step_ms_mean", "step_ns_per_object_mean", "pairs_median", "box_tests", "bytes",
+                          "bytes_per_object"}) {
     EXPECT_TRUE(j[key].is_number()) << key;
     EXPECT_GE(j[key].get<double>(), 0) << key;
   }

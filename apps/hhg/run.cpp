@@ -316,6 +316,7 @@ void write_json(std::FILE* f, const run_options& o, const summary& s, const char
   key("step_ms_mean", json_number(s.step_mean));
   key("step_ns_per_object_mean", json_number(s.n ? s.step_mean * 1e6 / n : 0.0));
   key("pairs_median", json_number(s.pairs_median));
+  key("box_tests", std::to_string(s.stats.box_tests));
   key("bytes", std::to_string(s.bytes));
   key("bytes_per_object", json_number(s.n ? static_cast<double>(s.bytes) / n : 0.0));
   key("peak_rss_bytes", s.peak_rss ? std::to_string(*s.peak_rss) : std::string("null"));
