@@ -1110,9 +1110,18 @@ struct hash_grids_state {
     live_levels.clear();
     for (std::uint32_t id : levels)
       if (grids[id].objects != 0) live_levels.push_back(id);
-    for (std::size_t li = 0; li < live_levels.size(); ++li) detect_grid(li, sink);
+    bool ordered_walk = false;
+    for (std::size_t li = 0; li < live_levels.size(); ++li) {
+      ordered_walk = ordered_walk || grids[live_levels[li]].ordered;
+      detect_grid(li, sink);
+    }
     for (std::size_t li = 0; li + 1 < live_levels.size(); ++li)
       for (std::size_t lj = li + 1; lj < live_levels.size(); ++lj) detect_across(li, lj, sink);
+    if (!ordered_walk) {  // the row tables are kept only while detect_ordered uses them
+      std::vector<std::uint32_t>().swap(row_pos);
+      std::vector<row_info>().swap(rows);
+      std::vector<std::uint32_t>().swap(gathered);
+    }
   }
 
   // detect_grid for a grid whose pool is in code order (see grid::ordered).
