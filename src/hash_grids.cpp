@@ -15,13 +15,14 @@
 //
 // Hashing. Cell coordinate k = floor(v / cell) & (n - 1) per axis (n a power of
 // two >= 4, so negative coordinates wrap correctly and the 26 neighbours of a
-// cell are distinct). Cells are addressed through a two-level table: the grid
-// is cut into bricks of 4^D cells; `dir` has one entry per brick (0 = no cell
-// of the brick is occupied) and each allocated brick stores, per cell, the
-// occupied-list index + 1 (0 = empty). The cell "code" is brick << 2D | local,
-// so codes sort brick by brick. Neighbour codes come from the cell's code
-// by adding or subtracting one within each axis' bits (no offset arrays, no
-// hash evaluation).
+// cell are distinct). The cell "code" is row-major, x | y << bits_x |
+// z << (bits_x + bits_y), so a row along x is a run of codes. Cells are
+// addressed through a two-level table over the code: bricks of 4^D
+// consecutive codes; `dir` has one entry per brick (0 = no cell of the brick
+// is occupied) and each allocated brick stores, per cell, the occupied-list
+// index + 1 (0 = empty). Neighbour codes come from the cell's code by adding
+// or subtracting one within each axis' bits (no offset arrays, no hash
+// evaluation).
 //
 //   object --eff size--> grid --floor*inv & mask--> (x,y,z) --> code
 //   code >> 2D --dir--> brick --code & (4^D-1)--> occupied index --> block
@@ -34,11 +35,12 @@
 // with swap-removal. A slot table maps handles to (grid, cell code, position
 // in block).
 //
-// Detection. Per grid (finest first), the occupied cells are radix-sorted by
-// code so the walk is spatially coherent (neighbour blocks are in cache).
-// Each cell: pairs inside it, pairs with its 13 (3D) / 4 (2D) forward
-// neighbours (their objects gathered into one candidate list, filtered by
-// reach bits). Then, per pair of a finer and a coarser grid, every object of
+// Detection. Per grid (finest first), the occupied cells in code order, each
+// against itself and its 13 (3D) / 4 (2D) forward neighbours. A grid whose
+// pool is in code order (after a compaction or a bulk move) is walked row by
+// row, each window of neighbour cells one stretch of the pool (sentinels in
+// the gaps); otherwise each neighbour is looked up and its objects gathered
+// into one candidate list, filtered by reach bits. Then, per pair of a finer and a coarser grid, every object of
 // the finer one against the cells of the coarser one that can hold an
 // overlapping object (at most 3 per axis), visited in the coarser grid's
 // cell order (docs/hash_grids.md, Detection).
