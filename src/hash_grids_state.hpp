@@ -258,8 +258,8 @@ struct hash_grids_state {
   bool rebuild_pending = false;
   int base_class = 0;
 
-  std::vector<entry> cand;  // detect_across: the objects of a group's neighbour cells
-  std::vector<std::uint32_t> hit_list;  // detect_grid: an object's hits (pool indices)
+  std::vector<entry> cand;  // detect_unordered, detect_across: gathered neighbour objects
+  std::vector<std::uint32_t> hit_list;  // detect_unordered, detect_ordered: the hits of a cell's objects
   std::vector<std::uint32_t> gathered;  // detect_ordered: a cell's candidates (pool indices)
   std::vector<std::uint32_t> row_pos;   // detect_ordered: per row and x, a pool position
 
