@@ -258,6 +258,9 @@ struct hash_grids_state {
   bool rebuild_pending = false;
   int base_class = 0;
 
+  // detect_ordered, detect_unordered: a cell of more objects is crowded (each
+  // object is tested only against the neighbours its reach allows)
+  static constexpr std::uint32_t kFlat = 4;
   std::vector<entry> cand;  // detect_unordered, detect_across: gathered neighbour objects
   std::vector<std::uint32_t> hit_list;  // detect_unordered, detect_ordered: the hits of a cell's objects
   std::vector<std::uint32_t> gathered;  // detect_ordered: a cell's candidates (pool indices)
@@ -1212,7 +1215,6 @@ struct hash_grids_state {
       if constexpr (D == 3) return std::array<std::uint32_t, kRows>{Y, Z, Z, Y | Z};
       else return std::array<std::uint32_t, kRows>{Y};
     }();
-    constexpr std::uint32_t kFlat = 4;  // cells of more objects filter each object by its reach
     std::array<std::size_t, kRows> hint{};
     std::array<const row_info*, kRows> nb{};
     if (gathered.size() < 256) gathered.resize(256);
@@ -1330,7 +1332,6 @@ struct hash_grids_state {
     const occupied_cell* occ = g.occupied.data();
     const std::size_t cells = order.size();
     constexpr int kForward = D == 3 ? 13 : 4;
-    constexpr std::uint32_t kFlat = 4;  // cells of more objects filter each object by its reach
     // Reach filter: an object b of the neighbour at offset d can overlap an
     // object a of this cell only if a reaches into the next cell on every
     // axis where d = +1 and b does on every axis where d = -1 (both boxes
