@@ -191,6 +191,8 @@ struct hash_grids_state {
       return r;
 #endif
     }
+    // hits as 0 or 1, for counting without a branch
+    std::uint32_t hit(const entry& b) const { return hits(b) ? 1u : 0u; }
   };
   // Where an object is, in 12 bytes. tag: the generation (24 bits, 1..2^24-1,
   // wrapping) above the place (8 bits: a grid id, kPlaceList, kPlaceApart or
@@ -261,9 +263,10 @@ struct hash_grids_state {
   // detect_ordered, detect_unordered: a cell of more objects is crowded (each
   // object is tested only against the neighbours its reach allows)
   static constexpr std::uint32_t kFlat = 4;
+  static constexpr std::size_t kMaxOrderedPool = std::numeric_limits<std::uint32_t>::max() / sizeof(entry);
   std::vector<entry> cand;  // detect_unordered, detect_across: gathered neighbour objects
   std::vector<std::uint32_t> hit_list;  // detect_unordered, detect_ordered: the hits of a cell's objects
-  std::vector<std::uint32_t> gathered;  // detect_ordered: a cell's candidates (pool indices)
+  std::vector<std::uint32_t> gathered;  // detect_ordered: a cell's candidates (byte offsets into the pool)
   std::vector<std::uint32_t> row_pos;   // detect_ordered: per row and x, a pool position
 
   // detection scratch and counters
@@ -1134,9 +1137,11 @@ struct hash_grids_state {
   // its first and last cell, the pool position of its first cell at x or
   // beyond (row_pos): a window is two reads, no search, no branch. A row
   // whose cells are far apart (more than 4 x between them on average) is
-  // searched instead. The candidates of a cell are gathered as pool indices
-  // (eight at a time, without branches) and each object of the cell is
-  // tested against all of them in one loop.
+  // searched instead. The candidates of a cell are gathered, after the
+  // cell's own objects, as byte offsets into the pool (eight at a time,
+  // without branches; a pool of more than 2^32 bytes takes
+  // detect_unordered), and each object of the cell is tested against what
+  // follows it in one loop.
   struct row_info {
     std::uint32_t code;       // the cell code of x = 0 in the row
     std::uint32_t first, end;  // its cells in sorted order: [first, end)
@@ -1217,7 +1222,7 @@ struct hash_grids_state {
     }();
     std::array<std::size_t, kRows> hint{};
     std::array<const row_info*, kRows> nb{};
-    if (gathered.size() < 256) gathered.resize(256);
+    if (gathered.size() < 256 + 8 * kFlat) gathered.resize(256 + 8 * kFlat);
     if (hit_list.size() < 256) hit_list.resize(256);
     const std::size_t nrows = rows.size();
     for (std::size_t ri = 1; ri < nrows; ++ri) {
@@ -1269,10 +1274,12 @@ struct hash_grids_state {
           }
           continue;
         }
-        // The usual 1-3 objects: gather the pool indices of the stretches
-        // some object of the cell reaches (eight at a time, no branches),
-        // then one loop per object over all of them.
+        // The usual 1-4 objects: gather the stretches some object of the
+        // cell reaches, as byte offsets into the pool (eight at a time, no
+        // branches), after the cell's own objects; then object i is tested
+        // against everything gathered after it, in one loop.
         std::uint32_t* out = gathered.data();
+        gather_offsets(out, oc.block, n);
         for (std::size_t s = 0; s < ns; ++s) {
           const std::uint32_t lo = sp[s].lo;
           const std::uint32_t len = (sp[s].hi - lo) & (0u - ((own >> sp[s].need) & 1u));
@@ -1281,34 +1288,44 @@ struct hash_grids_state {
             gathered.resize(2 * (at + len + 8));
             out = gathered.data() + at;
           }
-#if defined(__SSE2__)
-          const __m128i l = _mm_set1_epi32(static_cast<int>(lo));
-          _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_add_epi32(l, _mm_setr_epi32(0, 1, 2, 3)));
-          _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 4), _mm_add_epi32(l, _mm_setr_epi32(4, 5, 6, 7)));
-          for (std::uint32_t j = 8; j < len; ++j) out[j] = lo + j;
-#else
-          for (std::uint32_t j = 0; j < len; ++j) out[j] = lo + j;
-#endif
-          out += len;
+          gather_offsets(out, lo, len);
         }
         const auto total = static_cast<std::uint32_t>(out - gathered.data());
         if (hit_list.size() < total) hit_list.resize(std::max<std::size_t>(total, 2 * hit_list.size()));
         const std::uint32_t* ix = gathered.data();
         std::uint32_t* hl = hit_list.data();
-        box_tests += static_cast<std::uint64_t>(n) * total;
+        const char* base = reinterpret_cast<const char*>(pool);
+        auto at_offset = [base](std::uint32_t off) -> const entry& { return *reinterpret_cast<const entry*>(base + off); };
+        box_tests += static_cast<std::uint64_t>(n) * (total - n) + n * (n - 1) / 2;
         for (std::uint32_t i = 0; i < n; ++i) {
           const entry& a = cell[i];
-          test_against(a, cell + i + 1, n - i - 1, sink);  // pairs inside the cell
           const query qa(a);
           std::uint32_t m = 0;
-          for (std::uint32_t j = 0; j < total; ++j) {
+          for (std::uint32_t j = i + 1; j < total; ++j) {
             hl[m] = ix[j];
-            m += qa.hits(pool[ix[j]]);
+            m += qa.hit(at_offset(ix[j]));
           }
-          for (std::uint32_t h = 0; h < m; ++h) sink(a.user_handle(), pool[hl[h]].user_handle());
+          for (std::uint32_t h = 0; h < m; ++h) sink(a.user_handle(), at_offset(hl[h]).user_handle());
         }
       }
     }
+  }
+
+  // detect_ordered's candidates: the byte offsets of pool entries
+  // [first, first + len) at out (eight are written whatever len is: out
+  // has room), and out advanced past them.
+  static void gather_offsets(std::uint32_t*& out, std::uint32_t first, std::uint32_t len) {
+    constexpr auto e = static_cast<std::uint32_t>(sizeof(entry));
+    const std::uint32_t lo = first * e;
+#if defined(__SSE2__)
+    const __m128i l = _mm_set1_epi32(static_cast<int>(lo));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_add_epi32(l, _mm_setr_epi32(0, e, 2 * e, 3 * e)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 4), _mm_add_epi32(l, _mm_setr_epi32(4 * e, 5 * e, 6 * e, 7 * e)));
+    for (std::uint32_t j = 8; j < len; ++j) out[j] = lo + j * e;
+#else
+    for (std::uint32_t j = 0; j < len; ++j) out[j] = lo + j * e;
+#endif
+    out += len;
   }
 
   // Within one grid (Algorithm 4, first part): each occupied cell against
@@ -1318,7 +1335,8 @@ struct hash_grids_state {
   template <class Sink>
   void detect_grid(std::size_t li, Sink& sink) {
     const grid& g = grids[live_levels[li]];
-    if (g.ordered) detect_ordered(g, sorted_cells(g), sink);
+    // (detect_ordered addresses entries by 32-bit byte offsets)
+    if (g.ordered && g.pool.size() <= kMaxOrderedPool) detect_ordered(g, sorted_cells(g), sink);
     else detect_unordered(g, sink);
   }
 
