@@ -54,6 +54,15 @@ struct big_allocator {
       ::operator delete(p, std::align_val_t{kHugePage});
   }
 
+  // resize(n) without a value leaves the new elements as they are (the
+  // callers write them): T must be an implicit-lifetime type
+  template <class U>
+  void construct(U*) noexcept {}
+  template <class U, class... A>
+  void construct(U* p, A&&... a) {
+    ::new (static_cast<void*>(p)) U(static_cast<A&&>(a)...);
+  }
+
   friend bool operator==(const big_allocator&, const big_allocator&) noexcept { return true; }
 };
 

@@ -463,7 +463,7 @@ struct hash_grids_state {
     const std::size_t need = start + class_capacity(k);
     if (need > npos) throw error(errc::capacity, "hhg: a grid holds too many objects");
     reserve_for(g.pool, need);
-    g.pool.resize(need);
+    g.pool.resize(need, sentinel());
     return static_cast<std::uint32_t>(start);
   }
 
@@ -951,6 +951,10 @@ struct hash_grids_state {
     // g.dir must have been cleared before the first cell
     void close_cell(grid& g, std::uint32_t code, std::uint32_t block, std::uint32_t objects_in, int klass) {
       pool.resize(block + class_capacity(klass), sentinel());  // the block's free room
+      record_cell(g, code, block, objects_in, klass);
+    }
+    // close_cell without the pool (bulk_move writes it)
+    void record_cell(grid& g, std::uint32_t code, std::uint32_t block, std::uint32_t objects_in, int klass) {
       const std::uint32_t b = code >> kLocalBits;
       if (b != last_brick) {
         last_brick = b;
@@ -1665,6 +1669,24 @@ struct hash_grids_state {
     std::vector<std::uint64_t>().swap(pending);
   }
 
+  // Writes an entry of a pool being laid out around the caches (the pool is
+  // far larger than them, and the lines need not be read first);
+  // stream_fence orders these writes before any later store.
+  static void stream_store(entry* to, const entry& e) noexcept {
+#if defined(__SSE2__) && defined(__x86_64__)
+    static_assert(sizeof(entry) % 8 == 0 && alignof(entry) >= 4, "entries are whole 8-byte words");
+    long long w[sizeof(entry) / 8];
+    std::memcpy(w, &e, sizeof(entry));
+    for (std::size_t i = 0; i < sizeof(entry) / 8; ++i) _mm_stream_si64(reinterpret_cast<long long*>(to) + i, w[i]);
+#else
+    *to = e;
+#endif
+  }
+  static void stream_fence() noexcept {
+#if defined(__SSE2__) && defined(__x86_64__)
+    _mm_sfence();
+#endif
+  }
   bool bulk_move(std::span<const handle> hs, std::span<const box_t> bs, std::size_t& checked) {
     const std::size_t n = hs.size();
     checked = 0;
@@ -1683,6 +1705,7 @@ struct hash_grids_state {
     std::vector<layout> plans;
     std::vector<char> reuse;  // per grid: write into its own pool (every object of it moves)
     std::vector<std::size_t> moved(grids.size(), 0);  // per grid: its objects the batch moves
+    std::vector<std::size_t> pool_size(grids.size(), 0);  // per grid: its new pool's entries
     {
       pending.assign((slots.size() + 63) / 64, 0);  // the slots the batch moves
       bulk_keys.resize(grids.size());
@@ -1741,13 +1764,14 @@ struct hash_grids_state {
         std::size_t total = 0, cells = 0, nbricks = 0;
         for (std::size_t k = 0; k < keys.size();) {
           std::size_t e = k + 1;
-          while (e < keys.size() && keys[e].code == keys[k].code) ++e;
+          while (e < keys.size() && code(keys[e]) == code(keys[k])) ++e;
           total += class_capacity(std::max(base_class, class_for(static_cast<std::uint32_t>(e - k))));
           ++cells;
-          if (k == 0 || (keys[k].code >> kLocalBits) != (keys[k - 1].code >> kLocalBits)) ++nbricks;
+          if (k == 0 || (code(keys[k]) >> kLocalBits) != (code(keys[k - 1]) >> kLocalBits)) ++nbricks;
           k = e;
         }
         if (total > npos) return false;
+        pool_size[id] = total;
         // A grid whose objects all move is not read as a source: its own
         // pool is written in place (no fresh memory to fault in), unless it
         // is far larger than needed (the growth of crowded cells may have
@@ -1766,15 +1790,18 @@ struct hash_grids_state {
       const std::size_t m = keys.size();
       if (reuse[id]) p.pool.swap(g.pool);
       p.pool.clear();
+      p.pool.resize(pool_size[id]);  // within the capacity reserved in step 2; written below
+      entry* const out = p.pool.data();
+      std::uint32_t w = 0;
       std::fill(g.dir.begin(), g.dir.end(), 0u);
       for (std::size_t k = 0; k < m;) {
+        const std::uint32_t code = keys[k].code;
         std::size_t e = k + 1;
-        while (e < m && keys[e].code == keys[k].code) ++e;
+        while (e < m && keys[e].code == code) ++e;
         const std::uint32_t here = static_cast<std::uint32_t>(e - k);
         const int klass = std::max(base_class, class_for(here));
-        const std::uint32_t code = keys[k].code;
-        const auto block = static_cast<std::uint32_t>(p.pool.size());
-        for (; k < e; ++k) {
+        const std::uint32_t block = w;
+        for (; k < e; ++k, ++w) {
           // the handles, slots and boxes are scattered: the handles are
           // fetched 32 objects ahead, the slots and boxes 16
           if (k + 32 < m && keys[k + 32].src < n) __builtin_prefetch(&hs[keys[k + 32].src]);
@@ -1792,22 +1819,25 @@ struct hash_grids_state {
           if (src < n) {
             const std::uint32_t idx = hs[src].index;
             slot& sl = slots[idx];
-            p.pool.push_back(entry::make(bs[src], handle{idx, sl.generation()}));
-            p.pool.back().set_reach(reach_of(g, bs[src]));  // (the code is keys[k].code)
+            entry en = entry::make(bs[src], handle{idx, sl.generation()});
+            en.set_reach(reach_of(g, bs[src]));  // (the code is keys[k].code)
+            stream_store(out + w, en);
             sl.set_place(static_cast<std::uint32_t>(id));
             sl.cell = code;
-            sl.at = static_cast<std::uint32_t>(p.pool.size() - 1);
+            sl.at = w;
           } else {
             slot& sl = slots[src - n];
-            p.pool.push_back(grids[sl.place()].pool[sl.at]);
+            out[w] = grids[sl.place()].pool[sl.at];
             sl.set_place(static_cast<std::uint32_t>(id));
             sl.cell = code;
-            sl.at = static_cast<std::uint32_t>(p.pool.size() - 1);
+            sl.at = w;
           }
         }
-        p.close_cell(g, code, block, here, klass);
+        for (const std::uint32_t end = block + class_capacity(klass); w < end; ++w) out[w] = sentinel();  // free room
+        p.record_cell(g, code, block, here, klass);
       }
     }
+    stream_fence();
     for (std::size_t id = 0; id < grids.size(); ++id) {
       install(grids[id], plans[id]);
       grids[id].objects = bulk_keys[id].size();
