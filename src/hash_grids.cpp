@@ -122,23 +122,30 @@ void hash_grids_state<D, T>::validate() const {
       }
       objs += oc.count;
     }
+    if (!g.ordered && g.ordered_end != 0) broken("an unordered grid has an ordered part");
+    if (g.ordered_end > g.pool.size()) broken("the ordered part ends past the pool");
     for (int k = 0; k < kClasses; ++k)
       for (std::uint32_t b : g.free_blocks[k]) {
+        if (b < g.ordered_end) broken("a free block lies in the ordered part (it would be reused out of order)");
         for (std::uint32_t j = 0; j < class_capacity(k); ++j)
           if (b + j >= g.pool.size() || used[b + j]++) broken("a free block overlaps a used one");
       }
-    for (std::uint8_t u : used)
-      if (!u) broken("pool space is lost (neither used nor free)");
+    for (std::size_t k = g.ordered_end; k < used.size(); ++k)  // (holes below ordered_end are sentinels, checked below)
+      if (!used[k]) broken("pool space is lost (neither used nor free)");
     if (objs != g.objects) broken("grid object count is wrong");
-    if (g.ordered) {  // blocks in code order, every other entry a sentinel (detect_ordered relies on it)
+    if (g.ordered) {  // below ordered_end: blocks in code order, every other entry a sentinel (detect_ordered relies on it)
       std::vector<const occupied_cell*> by_code;
-      for (const occupied_cell& oc : g.occupied) by_code.push_back(&oc);
+      for (const occupied_cell& oc : g.occupied)
+        if (oc.block < g.ordered_end) by_code.push_back(&oc);
       std::sort(by_code.begin(), by_code.end(), [](auto* a, auto* b) { return a->cell < b->cell; });
       for (std::size_t k = 1; k < by_code.size(); ++k)
         if (by_code[k]->block <= by_code[k - 1]->block) broken("an ordered pool is out of code order");
-      std::vector<std::uint8_t> live(g.pool.size(), 0);
-      for (const occupied_cell& oc : g.occupied) std::fill_n(live.begin() + oc.block, oc.count, 1);
-      for (std::size_t k = 0; k < g.pool.size(); ++k)
+      std::vector<std::uint8_t> live(g.ordered_end, 0);
+      for (const occupied_cell* oc : by_code) {
+        if (oc->block + class_capacity(static_cast<int>(oc->klass)) > g.ordered_end) broken("a block straddles the end of the ordered part");
+        std::fill_n(live.begin() + oc->block, oc->count, 1);
+      }
+      for (std::size_t k = 0; k < live.size(); ++k)
         if (!live[k] && !std::all_of(g.pool[k].p.begin(), g.pool[k].p.end(), [](T v) { return v == std::numeric_limits<T>::infinity(); }))
           broken("an ordered pool holds a stale entry outside the blocks");
     }
