@@ -446,6 +446,18 @@ TYPED_TEST(GridSemantics, CompactionKeepsPairsExact) {
   EXPECT_GT(m.subject().stats().compactions, 0u) << "the scene must exercise compaction";
 }
 
+// A cube of the given edge with its low corner at lo (in box B's scalar).
+template <class B, std::size_t D>
+B cube_from(const std::array<double, D>& lo, double edge) {
+  using T = std::remove_cvref_t<decltype(B{}.min[0])>;
+  B b;
+  for (std::size_t a = 0; a < D; ++a) {
+    b.min[a] = static_cast<T>(lo[a]);
+    b.max[a] = static_cast<T>(lo[a] + edge);
+  }
+  return b;
+}
+
 // After a compaction or a bulk move a grid's pool is in cell-code order, and
 // detection reads a row's window of cells as one stretch of it
 // (detect_ordered). Removals and moves within a cell keep that order,
@@ -459,14 +471,7 @@ TYPED_TEST(GridSemantics, OrderedLayoutKeepsPairsExact) {
   using B = box<D, T>;
   mirror<TypeParam> m;
   hhg::scenes::rng r(5);
-  auto cube_at = [](const std::array<double, D>& lo, double edge) {
-    B b;
-    for (int a = 0; a < D; ++a) {
-      b.min[a] = static_cast<T>(lo[a]);
-      b.max[a] = static_cast<T>(lo[a] + edge);
-    }
-    return b;
-  };
+  auto cube_at = [](const std::array<double, D>& lo, double edge) { return cube_from<B>(lo, edge); };
   for (int i = 0; i < 5000; ++i) {  // around the origin: negative and positive cells
     std::array<double, D> lo;
     for (int a = 0; a < D; ++a) lo[a] = r.uniform(-12.0, 12.0);
@@ -541,14 +546,7 @@ TYPED_TEST(GridSemantics, DisplacedCellsKeepPairsExact) {
   using B = box<D, T>;
   mirror<TypeParam> m;
   hhg::scenes::rng r(9);
-  auto cube_at = [](const std::array<double, D>& lo, double edge) {
-    B b;
-    for (int a = 0; a < D; ++a) {
-      b.min[a] = static_cast<T>(lo[a]);
-      b.max[a] = static_cast<T>(lo[a] + edge);
-    }
-    return b;
-  };
+  auto cube_at = [](const std::array<double, D>& lo, double edge) { return cube_from<B>(lo, edge); };
   auto random_lo = [&](double half) {
     std::array<double, D> lo;
     for (int a = 0; a < D; ++a) lo[a] = r.uniform(-half, half);
