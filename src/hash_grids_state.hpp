@@ -1372,18 +1372,22 @@ struct hash_grids_state {
     // the cells whose block lies above ordered_end ("displaced") are walked
     // apart (detect_displaced)
     displaced_cells.clear();
-    for (std::size_t k = 0; k < cv.size && g.pool.size() > g.ordered_end; ++k)
-      if (cv.at(k).block >= g.ordered_end) displaced_cells.push_back(static_cast<std::uint32_t>(&cv.at(k) - cv.occ));
-    if (!displaced_cells.empty()) {
+    if (g.pool.size() > g.ordered_end) {  // some block may lie above it: split the cells, in code order
+      order_tmp.clear();
+      std::size_t outside = 0;
+      for (std::size_t k = 0; k < cv.size; ++k) {
+        const auto oi = static_cast<std::uint32_t>(&cv.at(k) - cv.occ);
+        if (cv.at(k).block < g.ordered_end) {
+          order_tmp.push_back(oi);
+        } else {
+          displaced_cells.push_back(oi);
+          outside += cv.at(k).count;
+        }
+      }
       // many displaced objects: the lookup walk over all cells (half the
       // neighbours each) costs less than the displaced walk (all of them)
-      std::size_t outside = 0;
-      for (const std::uint32_t di : displaced_cells) outside += g.occupied[di].count;
       if (outside * 4 > g.objects) return detect_unordered(g, sink);
-      order_tmp.clear();
-      for (std::size_t k = 0; k < cv.size; ++k)
-        if (cv.at(k).block < g.ordered_end) order_tmp.push_back(static_cast<std::uint32_t>(&cv.at(k) - cv.occ));
-      cv = {cv.occ, order_tmp.data(), order_tmp.size()};
+      if (!displaced_cells.empty()) cv = {cv.occ, order_tmp.data(), order_tmp.size()};
     }
     detect_ordered(g, cv, sink);
     detect_displaced(g, sink);
