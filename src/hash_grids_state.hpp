@@ -1803,6 +1803,11 @@ struct hash_grids_state {
     // objects changing cell, 256 against 214).
     if (last_batch_changed * kBulkChangedRatio < last_batch_size) return false;
     std::size_t changed = 0;
+    // Whether hs[i].index == i for every i (the batch names slots 0..n-1 in
+    // order: a structure filled once and moved as a whole, the usual case
+    // in particle codes). Step 3 then finds a slot without reading hs,
+    // one scattered read less per object (measured at 10^6: 50 -> 44 ms).
+    bool in_slot_order = true;
     // Everything is allocated in steps 1 and 2: std::bad_alloc there
     // propagates with nothing changed.
     std::vector<layout> plans;
@@ -1826,6 +1831,7 @@ struct hash_grids_state {
         __builtin_prefetch(ahead);
         __builtin_prefetch(ahead + sizeof(box_t) - 1);
         if (!live(hs[i])) return false;
+        in_slot_order &= hs[i].index == i;
         const box_t& b = bs[i];
         bool valid = true;  // false for NaN too
         for (int a = 0; a < D; ++a) valid &= b.min[a] <= b.max[a];
@@ -1913,11 +1919,11 @@ struct hash_grids_state {
         for (; k < e; ++k, ++w) {
           // the handles, slots and boxes are scattered: the handles are
           // fetched 32 objects ahead, the slots and boxes 16
-          if (k + 32 < m && keys[k + 32].src < n) __builtin_prefetch(&hs[keys[k + 32].src]);
+          if (!in_slot_order && k + 32 < m && keys[k + 32].src < n) __builtin_prefetch(&hs[keys[k + 32].src]);
           if (k + 16 < m) {
             const std::uint32_t src = keys[k + 16].src;
             if (src < n) {
-              __builtin_prefetch(&slots[hs[src].index], 1);
+              __builtin_prefetch(&slots[in_slot_order ? src : hs[src].index], 1);
               __builtin_prefetch(&bs[src]);
               __builtin_prefetch(reinterpret_cast<const char*>(&bs[src] + 1) - 1);
             } else {
@@ -1926,7 +1932,7 @@ struct hash_grids_state {
           }
           const std::uint32_t src = keys[k].src;
           if (src < n) {
-            const std::uint32_t idx = hs[src].index;
+            const std::uint32_t idx = in_slot_order ? src : hs[src].index;
             slot& sl = slots[idx];
             entry en = entry::make(bs[src], handle{idx, sl.generation()});
             en.set_reach(reach_of(g, bs[src]));  // (the code is keys[k].code)
