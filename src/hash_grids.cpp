@@ -464,7 +464,11 @@ void hash_grids<D, T>::update() {
 template <int D, class T>
 void hash_grids<D, T>::find_pairs(std::vector<handle_pair>& out) {
   out.clear();
-  auto sink = [&out](handle a, handle b) { out.push_back({a, b}); };
+  struct {  // pairs one at a time, or a batch at once (detect_ordered)
+    std::vector<handle_pair>& out;
+    void operator()(handle a, handle b) { out.push_back({a, b}); }
+    void append(const handle_pair* p, std::size_t k) { out.insert(out.end(), p, p + k); }
+  } sink{out};
   s_->detect(sink);
   s_->pairs = out.size();
 }

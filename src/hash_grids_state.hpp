@@ -271,7 +271,6 @@ struct hash_grids_state {
   static constexpr std::size_t kCrowdedGrid = 8;  // detect_grid: more objects per occupied cell take the lookup walk
   static constexpr std::size_t kMaxOrderedPool = std::numeric_limits<std::uint32_t>::max() / sizeof(entry);
   std::vector<entry> cand;  // detect_unordered, detect_across: gathered neighbour objects
-  std::vector<std::uint32_t> hit_list;  // detect_unordered, detect_ordered: the hits of a cell's objects
   std::vector<std::uint32_t> gathered;  // detect_ordered: a cell's candidates (byte offsets into the pool)
   std::vector<std::uint32_t> row_pos;   // detect_ordered: per row and x, a pool position
 
@@ -1250,7 +1249,8 @@ struct hash_grids_state {
     std::array<std::size_t, kRows> hint{};
     std::array<const row_info*, kRows> nb{};
     if (gathered.size() < 256 + 8 * kFlat) gathered.resize(256 + 8 * kFlat);
-    if (hit_list.size() < 256) hit_list.resize(256);
+    if (found.size() < kFoundBatch) found.resize(kFoundBatch);
+    found_fill = 0;
     const std::size_t nrows = rows.size();
     for (std::size_t ri = 1; ri < nrows; ++ri) {
       const row_info& R = rows[ri];
@@ -1318,23 +1318,52 @@ struct hash_grids_state {
           gather_offsets(out, lo, len);
         }
         const auto total = static_cast<std::uint32_t>(out - gathered.data());
-        if (hit_list.size() < total) hit_list.resize(std::max<std::size_t>(total, 2 * hit_list.size()));
+        // every test writes its pair to found, and a hit keeps it: no
+        // branch on the outcome (found holds at least n * total more)
+        const std::size_t most = static_cast<std::size_t>(n) * total;
+        if (found_fill + most > found.size()) {
+          flush_found(sink);
+          if (most > found.size()) found.resize(most);
+        }
         const std::uint32_t* ix = gathered.data();
-        std::uint32_t* hl = hit_list.data();
+        handle_pair* const fb = found.data();
+        std::size_t ff = found_fill;
         const char* base = reinterpret_cast<const char*>(pool);
         auto at_offset = [base](std::uint32_t off) -> const entry& { return *reinterpret_cast<const entry*>(base + off); };
         box_tests += static_cast<std::uint64_t>(n) * (total - n) + n * (n - 1) / 2;
         for (std::uint32_t i = 0; i < n; ++i) {
           const entry& a = cell[i];
           const query qa(a);
-          std::uint32_t m = 0;
           for (std::uint32_t j = i + 1; j < total; ++j) {
-            hl[m] = ix[j];
-            m += qa.hit(at_offset(ix[j]));
+            const entry& b = at_offset(ix[j]);
+            fb[ff] = {a.id, b.id};  // (with the reach bits: flush_found clears them)
+            ff += qa.hit(b);
           }
-          for (std::uint32_t h = 0; h < m; ++h) sink(a.user_handle(), at_offset(hl[h]).user_handle());
         }
+        found_fill = ff;
       }
+    }
+    flush_found(sink);
+  }
+
+  // detect_ordered's pairs, delivered in batches: [0, found_fill) of found
+  // are pairs of entry ids (the reach bits still in the generations).
+  // A sink with append(const handle_pair*, std::size_t) takes them at once.
+  static constexpr std::size_t kFoundBatch = 1024;
+  std::vector<handle_pair> found;
+  std::size_t found_fill = 0;
+  template <class Sink>
+  void flush_found(Sink& sink) {
+    const std::size_t k = found_fill;
+    found_fill = 0;  // (first: a throwing sink leaves found empty)
+    for (std::size_t i = 0; i < k; ++i) {
+      found[i].a.generation &= 0xFFFFFFu;
+      found[i].b.generation &= 0xFFFFFFu;
+    }
+    if constexpr (requires { sink.append(found.data(), k); }) {
+      sink.append(found.data(), k);
+    } else {
+      for (std::size_t i = 0; i < k; ++i) sink(found[i].a, found[i].b);
     }
   }
 
@@ -1453,6 +1482,8 @@ struct hash_grids_state {
   template <class Sink>
   void detect_unordered(const grid& g, Sink& sink) {
     sort_occupied(g);
+    if (found.size() < kFoundBatch) found.resize(kFoundBatch);
+    found_fill = 0;
     const entry* pool = g.pool.data();
     const occupied_cell* occ = g.occupied.data();
     const std::size_t cells = order.size();
@@ -1574,17 +1605,21 @@ struct hash_grids_state {
         const entry* cs = cand.data();
         if (n <= kFlat) {  // the usual 1-3 objects: one loop over all candidates
           box_tests += static_cast<std::uint64_t>(n) * total;
-          if (hit_list.size() < n * total) hit_list.resize(std::max<std::size_t>(n * total, 2 * hit_list.size()));
-          std::uint32_t* hl = hit_list.data();
-          std::uint32_t m = 0;
+          const std::size_t most = static_cast<std::size_t>(n) * total;  // as in detect_ordered
+          if (found_fill + most > found.size()) {
+            flush_found(sink);
+            if (most > found.size()) found.resize(most);
+          }
+          handle_pair* const fb = found.data();
+          std::size_t ff = found_fill;
           for (std::uint32_t i = 0; i < n; ++i) {
             const query qa(cell[i]);
             for (std::uint32_t j = 0; j < total; ++j) {
-              hl[m] = j << 2 | i;
-              m += qa.hits(cs[j]);
+              fb[ff] = {cell[i].id, cs[j].id};
+              ff += qa.hit(cs[j]);
             }
           }
-          for (std::uint32_t h = 0; h < m; ++h) sink(cell[hl[h] & 3u].user_handle(), cs[hl[h] >> 2].user_handle());
+          found_fill = ff;
         } else {  // a crowded cell: each object only against the offsets it reaches
           for (std::uint32_t i = 0; i < n; ++i) {
             const query qa(cell[i]);
@@ -1601,6 +1636,7 @@ struct hash_grids_state {
         }
       }
     }
+    flush_found(sink);
   }
 
   // Every object of grid live_levels[li] against the coarser grid
@@ -1988,7 +2024,7 @@ struct hash_grids_state {
     std::size_t b = sizeof(*this) + capacity_bytes(grids) + capacity_bytes(levels) + capacity_bytes(list) +
                     capacity_bytes(apart) + capacity_bytes(slots) + capacity_bytes(order) +
                     capacity_bytes(order_tmp) + capacity_bytes(across) + capacity_bytes(across_tmp) + capacity_bytes(live_levels) + capacity_bytes(tmp) + capacity_bytes(deferred) + capacity_bytes(deferred_tmp) + capacity_bytes(pending) +
-                    capacity_bytes(cand) + capacity_bytes(hit_list) +
+                    capacity_bytes(cand) + capacity_bytes(found) +
                     capacity_bytes(gathered) + capacity_bytes(row_pos) + capacity_bytes(rows) +
                     capacity_bytes(displaced_cells);
     for (const grid& g : grids) b += grid_bytes(g) - sizeof(grid);

@@ -458,6 +458,47 @@ B cube_from(const std::array<double, D>& lo, double edge) {
   return b;
 }
 
+// A grid crowded past 8 objects per occupied cell is walked by lookups,
+// not rows (detect_unordered). Here 100 cells hold 80 objects each, and
+// 600 objects are spread one or two a cell, whose pairs are gathered in
+// batches. Against brute force after inserts, batch moves and one-by-one
+// moves.
+TYPED_TEST(GridSemantics, CrowdedGridLookupWalkKeepsPairsExact) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  using B = box<D, T>;
+  mirror<TypeParam> m;
+  hhg::scenes::rng r(6);
+  const double spread = D == 3 ? 9.0 : 30.0;  // about 1 object in 2 cells
+  std::vector<std::size_t> ids;
+  auto place = [&](int i) {
+    std::array<double, D> lo;
+    if (i < 600) {
+      for (int a = 0; a < D; ++a) lo[a] = r.uniform(-spread, spread);
+    } else {  // crowd (i - 600) / 80, at x = 60 + 3k
+      lo.fill(0.1);
+      lo[0] = 60.0 + 3.0 * ((i - 600) / 80);
+      for (int a = 0; a < D; ++a) lo[a] += r.uniform(0.0, 0.2);
+    }
+    return cube_from<B>(lo, 0.7);  // one grid: cells of 0.99
+  };
+  for (int i = 0; i < 600 + 100 * 80; ++i) ids.push_back(m.insert(place(i)));
+  ASSERT_TRUE(m.check());
+  const auto st = m.subject().stats();
+  ASSERT_EQ(st.grids.size(), 1u);
+  ASSERT_GT(st.grids[0].objects, 8 * st.grids[0].occupied_cells) << "the lookup walk is what this test is for";
+  for (int step = 0; step < 4; ++step) {
+    std::vector<B> where;
+    for (std::size_t i = 0; i < ids.size(); ++i) where.push_back(place(static_cast<int>(i)));
+    if (step % 2 == 0) {
+      m.move_batch(ids, where);
+    } else {
+      for (std::size_t i = 0; i < ids.size(); ++i) m.move(ids[i], where[i]);
+    }
+    ASSERT_TRUE(m.check()) << "step " << step;
+  }
+}
+
 // After a compaction or a bulk move a grid's pool is in cell-code order, and
 // detection reads a row's window of cells as one stretch of it
 // (detect_ordered). Removals and moves within a cell keep that order,

@@ -104,7 +104,7 @@ class hash_grids {
   void find_pairs(std::vector<handle_pair>& out);
 
   /// Detection step delivering each overlapping pair to `f(a, b)` once.
-  /// `f` must not modify this structure.
+  /// `f` must not modify this structure nor start another detection on it.
   void for_each_pair(pair_callback f);
 
   /// Removes every object and grid (activation is reset too). Handles of
