@@ -212,6 +212,7 @@ struct hash_grids_state {
     }
   };
   static_assert(sizeof(slot) == 12, "a slot is 12 bytes");
+  static_assert(sizeof(handle) == 8 && sizeof(handle_pair) == 16, "a handle is one word, a pair two");
   struct occupied_cell {
     std::uint32_t cell;   // code
     std::uint32_t block;  // first entry in pool
@@ -1334,9 +1335,15 @@ struct hash_grids_state {
         for (std::uint32_t i = 0; i < n; ++i) {
           const entry& a = cell[i];
           const query qa(a);
+          std::uint64_t aid;  // the ids as words: two plain stores a test
+          std::memcpy(&aid, &a.id, sizeof aid);
           for (std::uint32_t j = i + 1; j < total; ++j) {
             const entry& b = at_offset(ix[j]);
-            fb[ff] = {a.id, b.id};  // (with the reach bits: flush_found clears them)
+            std::uint64_t bid;
+            std::memcpy(&bid, &b.id, sizeof bid);
+            char* const to = reinterpret_cast<char*>(fb + ff);  // (with the reach bits: flush_found clears them)
+            std::memcpy(to, &aid, sizeof aid);
+            std::memcpy(to + sizeof aid, &bid, sizeof bid);
             ff += qa.hit(b);
           }
         }
@@ -1614,8 +1621,14 @@ struct hash_grids_state {
           std::size_t ff = found_fill;
           for (std::uint32_t i = 0; i < n; ++i) {
             const query qa(cell[i]);
+            std::uint64_t aid;  // as in detect_ordered
+            std::memcpy(&aid, &cell[i].id, sizeof aid);
             for (std::uint32_t j = 0; j < total; ++j) {
-              fb[ff] = {cell[i].id, cs[j].id};
+              std::uint64_t bid;
+              std::memcpy(&bid, &cs[j].id, sizeof bid);
+              char* const to = reinterpret_cast<char*>(fb + ff);
+              std::memcpy(to, &aid, sizeof aid);
+              std::memcpy(to + sizeof aid, &bid, sizeof bid);
               ff += qa.hit(cs[j]);
             }
           }
