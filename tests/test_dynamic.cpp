@@ -459,17 +459,18 @@ B cube_from(const std::array<double, D>& lo, double edge) {
 }
 
 // A grid crowded past 8 objects per occupied cell is walked by lookups,
-// not rows (detect_unordered). Here 100 cells hold 80 objects each, and
-// 600 objects are spread one or two a cell, whose pairs are gathered in
-// batches. Against brute force after inserts, batch moves and one-by-one
-// moves.
+// not rows (detect_unordered). Here 100 crowds of 80 objects each (a crowd
+// straddles cell boundaries, so cells of a few objects border it) and 600
+// objects spread thinly (a few hundred pairs): the cells of at most 4
+// objects deliver their pairs in batches. Against brute force after
+// inserts, batch moves and one-by-one moves.
 TYPED_TEST(GridSemantics, CrowdedGridLookupWalkKeepsPairsExact) {
   constexpr int D = TypeParam::dimension;
   using T = typename TypeParam::scalar;
   using B = box<D, T>;
   mirror<TypeParam> m;
   hhg::scenes::rng r(6);
-  const double spread = D == 3 ? 9.0 : 30.0;  // about 1 object in 2 cells
+  const double spread = D == 3 ? 9.0 : 30.0;  // one object in 6 (2D) to 10 (3D) cells
   std::vector<std::size_t> ids;
   auto place = [&](int i) {
     std::array<double, D> lo;
