@@ -1356,7 +1356,7 @@ struct hash_grids_state {
   // detect_ordered's pairs, delivered in batches: [0, found_fill) of found
   // are pairs of entry ids (the reach bits still in the generations).
   // A sink with append(const handle_pair*, std::size_t) takes them at once.
-  static constexpr std::size_t kFoundBatch = 1024;
+  static constexpr std::size_t kFoundBatch = 256;  // 4 KB: no measurable cost against 1024
   std::vector<handle_pair> found;
   std::size_t found_fill = 0;
   template <class Sink>
