@@ -1250,8 +1250,7 @@ struct hash_grids_state {
     std::array<std::size_t, kRows> hint{};
     std::array<const row_info*, kRows> nb{};
     if (gathered.size() < 256 + 8 * kFlat) gathered.resize(256 + 8 * kFlat);
-    if (found.size() < kFoundBatch) found.resize(kFoundBatch);
-    found_fill = 0;
+    start_found();
     const std::size_t nrows = rows.size();
     for (std::size_t ri = 1; ri < nrows; ++ri) {
       const row_info& R = rows[ri];
@@ -1320,14 +1319,9 @@ struct hash_grids_state {
         }
         const auto total = static_cast<std::uint32_t>(out - gathered.data());
         // every test writes its pair to found, and a hit keeps it: no
-        // branch on the outcome (found holds at least n * total more)
-        const std::size_t most = static_cast<std::size_t>(n) * total;
-        if (found_fill + most > found.size()) {
-          flush_found(sink);
-          if (most > found.size()) found.resize(most);
-        }
+        // branch on the outcome
+        handle_pair* const fb = found_room(sink, static_cast<std::size_t>(n) * total);
         const std::uint32_t* ix = gathered.data();
-        handle_pair* const fb = found.data();
         std::size_t ff = found_fill;
         const char* base = reinterpret_cast<const char*>(pool);
         auto at_offset = [base](std::uint32_t off) -> const entry& { return *reinterpret_cast<const entry*>(base + off); };
@@ -1335,15 +1329,10 @@ struct hash_grids_state {
         for (std::uint32_t i = 0; i < n; ++i) {
           const entry& a = cell[i];
           const query qa(a);
-          std::uint64_t aid;  // the ids as words: two plain stores a test
-          std::memcpy(&aid, &a.id, sizeof aid);
+          const std::uint64_t aid = id_word(a);
           for (std::uint32_t j = i + 1; j < total; ++j) {
             const entry& b = at_offset(ix[j]);
-            std::uint64_t bid;
-            std::memcpy(&bid, &b.id, sizeof bid);
-            char* const to = reinterpret_cast<char*>(fb + ff);  // (with the reach bits: flush_found clears them)
-            std::memcpy(to, &aid, sizeof aid);
-            std::memcpy(to + sizeof aid, &bid, sizeof bid);
+            put_pair(fb + ff, aid, b);
             ff += qa.hit(b);
           }
         }
@@ -1359,6 +1348,34 @@ struct hash_grids_state {
   static constexpr std::size_t kFoundBatch = 256;  // 4 KB: no measurable cost against 1024
   std::vector<handle_pair> found;
   std::size_t found_fill = 0;
+  void start_found() {
+    if (found.size() < kFoundBatch) found.resize(kFoundBatch);
+    found_fill = 0;
+  }
+  // Where the next pair goes, with room for `most` after it (found flushed
+  // first if need be).
+  template <class Sink>
+  handle_pair* found_room(Sink& sink, std::size_t most) {
+    if (found_fill + most > found.size()) {
+      flush_found(sink);
+      if (most > found.size()) found.resize(most);
+    }
+    return found.data();
+  }
+  // An entry's id as one word, and the pair (a's id, b's id) written as two
+  // (with the reach bits: flush_found clears them). Whole words: two plain
+  // stores a test.
+  static std::uint64_t id_word(const entry& e) {
+    std::uint64_t w;
+    std::memcpy(&w, &e.id, sizeof w);
+    return w;
+  }
+  static void put_pair(handle_pair* at, std::uint64_t aid, const entry& b) {
+    const std::uint64_t bid = id_word(b);
+    char* const to = reinterpret_cast<char*>(at);
+    std::memcpy(to, &aid, sizeof aid);
+    std::memcpy(to + sizeof aid, &bid, sizeof bid);
+  }
   template <class Sink>
   void flush_found(Sink& sink) {
     const std::size_t k = found_fill;
@@ -1489,8 +1506,7 @@ struct hash_grids_state {
   template <class Sink>
   void detect_unordered(const grid& g, Sink& sink) {
     sort_occupied(g);
-    if (found.size() < kFoundBatch) found.resize(kFoundBatch);
-    found_fill = 0;
+    start_found();
     const entry* pool = g.pool.data();
     const occupied_cell* occ = g.occupied.data();
     const std::size_t cells = order.size();
@@ -1612,23 +1628,13 @@ struct hash_grids_state {
         const entry* cs = cand.data();
         if (n <= kFlat) {  // the usual 1-3 objects: one loop over all candidates
           box_tests += static_cast<std::uint64_t>(n) * total;
-          const std::size_t most = static_cast<std::size_t>(n) * total;  // as in detect_ordered
-          if (found_fill + most > found.size()) {
-            flush_found(sink);
-            if (most > found.size()) found.resize(most);
-          }
-          handle_pair* const fb = found.data();
+          handle_pair* const fb = found_room(sink, static_cast<std::size_t>(n) * total);  // as in detect_ordered
           std::size_t ff = found_fill;
           for (std::uint32_t i = 0; i < n; ++i) {
             const query qa(cell[i]);
-            std::uint64_t aid;  // as in detect_ordered
-            std::memcpy(&aid, &cell[i].id, sizeof aid);
+            const std::uint64_t aid = id_word(cell[i]);
             for (std::uint32_t j = 0; j < total; ++j) {
-              std::uint64_t bid;
-              std::memcpy(&bid, &cs[j].id, sizeof bid);
-              char* const to = reinterpret_cast<char*>(fb + ff);
-              std::memcpy(to, &aid, sizeof aid);
-              std::memcpy(to + sizeof aid, &bid, sizeof bid);
+              put_pair(fb + ff, aid, cs[j]);
               ff += qa.hit(cs[j]);
             }
           }
