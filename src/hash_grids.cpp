@@ -217,6 +217,7 @@ handle hash_grids<D, T>::insert(const box_type& b) {
   auto& s = *s_;
   using state = detail::hash_grids_state<D, T>;
   if (s.count + 1 > (std::size_t{1} << 32) - 2) throw error(errc::capacity, "hhg: too many objects");
+  s.settle();
   const std::size_t slot_count = s.slots.size();
   const handle h = s.new_slot();
   try {
@@ -243,6 +244,7 @@ template <int D, class T>
 void hash_grids<D, T>::remove(handle h) {
   auto& s = *s_;
   if (!s.live(h)) detail::throw_invalid_handle("hash_grids::remove");
+  s.settle();
   s.prepare_unplace(h.index);
   s.unplace(h.index);
   s.release_slot(h.index);
@@ -253,6 +255,7 @@ template <int D, class T>
 void hash_grids<D, T>::move(handle h, const box_type& b) {
   if (!s_->live(h)) detail::throw_invalid_handle("hash_grids::move");
   detail::require_valid_box(b);
+  s_->settle();
   move_checked(h, b);
 }
 
@@ -321,6 +324,7 @@ void hash_grids<D, T>::move(std::span<const handle> hs, std::span<const box_type
   }
   s.release_bulk_scratch();
   if (bulk) return;
+  s.settle();
   for (std::size_t i = checked; i < hs.size(); ++i) {
     if (!s.live(hs[i])) detail::throw_invalid_handle("hash_grids::move (batch)");
     detail::require_valid_box(bs[i]);
@@ -443,6 +447,7 @@ void hash_grids<D, T>::move(std::span<const handle> hs, std::span<const box_type
 template <int D, class T>
 typename hash_grids<D, T>::box_type hash_grids<D, T>::get(handle h) const {
   if (!s_->live(h)) detail::throw_invalid_handle("hash_grids::get");
+  s_->settle();  // (safe with concurrent const calls)
   return s_->find(h.index).box();
 }
 
@@ -458,7 +463,10 @@ std::size_t hash_grids<D, T>::size() const noexcept {
 
 template <int D, class T>
 void hash_grids<D, T>::update() {
-  if (s_->rebuild_pending) s_->rebuild();
+  if (s_->rebuild_pending) {
+    s_->settle();
+    s_->rebuild();
+  }
 }
 
 template <int D, class T>
@@ -496,6 +504,7 @@ void hash_grids<D, T>::clear() {
   s.count = 0;
   s.active = false;
   s.rebuild_pending = false;
+  s.stale_slots.on.store(false);
 }
 
 template <int D, class T>
@@ -532,6 +541,7 @@ statistics hash_grids<D, T>::stats() const {
 
 template <int D, class T>
 void hash_grids<D, T>::validate() const {
+  s_->settle();
   s_->validate();
 }
 

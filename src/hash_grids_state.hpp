@@ -7,11 +7,13 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -291,6 +293,50 @@ struct hash_grids_state {
   std::vector<std::uint64_t> pending;
   std::uint64_t box_tests = 0, cells_visited = 0, pairs = 0;
   std::uint64_t compactions = 0;  // since construction
+
+  // bulk_move does not write the slots of the objects it lays out (that is
+  // one scattered write per object: 11-12 ms a step at 10^6 objects,
+  // wherever it is done). Until settle() runs, the cell and at of every grid
+  // object's slot may be out of date; their place and generation are right.
+  // Detection and bulk moves read neither. Everything else that reads them
+  // (hash_grids' insert, remove, move, get, update, validate) calls settle()
+  // first, which rewrites them from the pools in one pass (the cost bulk_move
+  // skipped, paid once, and only by users who need it). A const reader (get,
+  // validate) may run concurrently with another, so the flag is atomic and
+  // the rewrite happens under a lock, once.
+  struct stale_flag {
+    std::atomic<bool> on{false};
+    std::mutex lock;
+    stale_flag() = default;
+    stale_flag(const stale_flag& o) : on(o.on.load()) {}
+    stale_flag& operator=(const stale_flag& o) {
+      on.store(o.on.load());
+      return *this;
+    }
+  };
+  stale_flag stale_slots;
+  void settle() {
+    if (!stale_slots.on.load(std::memory_order_acquire)) return;
+    const std::lock_guard<std::mutex> hold(stale_slots.lock);
+    if (!stale_slots.on.load(std::memory_order_relaxed)) return;
+    for (const grid& g : grids) {
+      const std::size_t cells = g.occupied.size();
+      for (std::size_t k = 0; k < cells; ++k) {
+        if (k + 16 < cells) {  // the slots are scattered: fetch them 16 cells ahead
+          const occupied_cell& ahead = g.occupied[k + 16];
+          for (std::uint32_t j = 0; j < ahead.count && j < 4; ++j)
+            __builtin_prefetch(&slots[g.pool[ahead.block + j].id.index], 1);
+        }
+        const occupied_cell& oc = g.occupied[k];
+        for (std::uint32_t j = 0; j < oc.count; ++j) {
+          slot& sl = slots[g.pool[oc.block + j].id.index];
+          sl.cell = oc.cell;
+          sl.at = oc.block + j;
+        }
+      }
+    }
+    stale_slots.on.store(false, std::memory_order_release);
+  }
 
   explicit hash_grids_state(const config& c) : cfg(c), base_class(class_for(c.cell_capacity)) {}
 
@@ -1125,7 +1171,10 @@ struct hash_grids_state {
   template <class Sink>
   void detect(Sink& sink) {
     box_tests = cells_visited = 0;
-    if (rebuild_pending) rebuild();
+    if (rebuild_pending) {
+      settle();
+      rebuild();
+    }
     // 1. all-pairs list (before activation)
     for (std::size_t i = 0; i < list.size(); ++i)
       test_against(list[i], list.data() + i + 1, static_cast<std::uint32_t>(list.size() - i - 1), sink);
@@ -1816,8 +1865,12 @@ struct hash_grids_state {
   std::size_t last_batch_changed = 0, last_batch_size = 0;  // objects that changed cell, moves
   struct bulk_key {
     std::uint32_t code;
-    std::uint32_t src;  // position in the batch, or n + slot of an object the batch does not move
+    std::uint32_t src;  // position in the batch, or n + old pool position of an object the batch does not move
   };
+  struct regrid_move {  // an object the batch moves to another grid
+    std::uint32_t index, grid;
+  };
+  std::vector<regrid_move> regrid;
   std::vector<big_vector<bulk_key>> bulk_keys;  // per grid id
   big_vector<bulk_key> bulk_tmp;
 
@@ -1825,6 +1878,7 @@ struct hash_grids_state {
     std::vector<big_vector<bulk_key>>().swap(bulk_keys);
     big_vector<bulk_key>().swap(bulk_tmp);
     std::vector<std::uint64_t>().swap(pending);
+    std::vector<regrid_move>().swap(regrid);
   }
 
   bool bulk_move(std::span<const handle> hs, std::span<const box_t> bs, std::size_t& checked) {
@@ -1832,19 +1886,28 @@ struct hash_grids_state {
     checked = 0;
     if (!active || rebuild_pending || n < kBulkMin || n + slots.size() >= npos) return false;
     std::size_t in_grids = 0;
-    for (const grid& g : grids) in_grids += g.objects;
+    for (const grid& g : grids) {
+      in_grids += g.objects;
+      if (n + g.pool.size() >= npos) return false;  // (bulk_key::src)
+    }
     if (2 * n < in_grids) return false;
     // When few objects changed cell in the last batch, moving them one by one
     // is cheaper (measured at 10^6 objects: 1 % of the size per step, one
     // by one 194 against 221 ns per object per step; 20 %, with ~10 % of the
     // objects changing cell, 256 against 214).
     if (last_batch_changed * kBulkChangedRatio < last_batch_size) return false;
+    // Objects that changed grid or cell (for the choice above): counted in
+    // step 1 when the slots' cells are up to date, else estimated in step 3
+    // from the cells' counts before and after.
     std::size_t changed = 0;
-    // Whether hs[i].index == i for every i (the batch names slots 0..n-1 in
-    // order: a structure filled once and moved as a whole, the usual case
-    // in particle codes). Step 3 then finds a slot without reading hs,
-    // one scattered read less per object (measured at 10^6: 50 -> 44 ms).
+    const bool slots_fresh = !stale_slots.on.load(std::memory_order_relaxed);
+    // Whether hs[i] == {i, g0} for every i (the batch names slots 0..n-1 in
+    // order, all of one generation: a structure filled once and moved as a
+    // whole, the usual case in particle codes). Step 3 then makes the
+    // handles without reading hs, one scattered read less per object
+    // (measured at 10^6: 50 -> 44 ms).
     bool in_slot_order = true;
+    const std::uint32_t g0 = hs[0].generation;
     // Everything is allocated in steps 1 and 2: std::bad_alloc there
     // propagates with nothing changed.
     std::vector<layout> plans;
@@ -1853,6 +1916,7 @@ struct hash_grids_state {
     std::vector<std::size_t> pool_size(grids.size(), 0);  // per grid: its new pool's entries
     {
       pending.assign((slots.size() + 63) / 64, 0);  // the slots the batch moves
+      regrid.clear();
       bulk_keys.resize(grids.size());
       for (std::size_t id = 0; id < grids.size(); ++id) {
         bulk_keys[id].clear();
@@ -1868,7 +1932,7 @@ struct hash_grids_state {
         __builtin_prefetch(ahead);
         __builtin_prefetch(ahead + sizeof(box_t) - 1);
         if (!live(hs[i])) return false;
-        in_slot_order &= hs[i].index == i;
+        in_slot_order &= hs[i].index == i && hs[i].generation == g0;
         const box_t& b = bs[i];
         bool valid = true;  // false for NaN too
         for (int a = 0; a < D; ++a) valid &= b.min[a] <= b.max[a];
@@ -1890,18 +1954,24 @@ struct hash_grids_state {
           if (gid == npos) return false;  // a new level: one by one (nothing changes before validation)
         }
         const std::uint32_t code = cell_of(grids[gid], b);
-        changed += gid != place || code != slots[idx].cell;
+        if (gid != place) {
+          regrid.push_back({idx, gid});
+          ++changed;
+        } else if (slots_fresh) {
+          changed += code != slots[idx].cell;
+        }
         bulk_keys[gid].push_back({code, static_cast<std::uint32_t>(i)});
       }
       checked = n;
-      // the objects the batch does not move keep their grid and cell
+      // the objects the batch does not move keep their grid and cell (and
+      // are copied from their grid's old pool in step 3)
       for (std::size_t id = 0; id < grids.size(); ++id) {
         if (moved[id] == grids[id].objects) continue;
         for (const occupied_cell& oc : grids[id].occupied)
           for (std::uint32_t j = 0; j < oc.count; ++j) {
             const std::uint32_t idx = grids[id].pool[oc.block + j].id.index;
             if (!((pending[idx >> 6] >> (idx & 63)) & 1u))
-              bulk_keys[id].push_back({oc.cell, static_cast<std::uint32_t>(n + idx)});
+              bulk_keys[id].push_back({oc.cell, static_cast<std::uint32_t>(n + oc.block + j)});
           }
       }
       // 2. sort each grid's objects by cell; size and allocate its new storage
@@ -1934,12 +2004,16 @@ struct hash_grids_state {
     }
     // 3. write the new storage (nothing below allocates); the old pools are
     // read for the objects the batch does not move, and stay until all grids
-    // are written
+    // are written. The slots are not written (see stale_slots).
     for (std::size_t id = 0; id < grids.size(); ++id) {
       grid& g = grids[id];
       layout& p = plans[id];
       const auto& keys = bulk_keys[id];
       const std::size_t m = keys.size();
+      // the estimate of `changed`: the cells' object counts, old (g.occupied,
+      // in code order after a bulk move or a compaction) against new
+      std::size_t diff = 0, oi = 0;
+      const std::vector<occupied_cell>& old = g.occupied;
       if (reuse[id]) p.pool.swap(g.pool);
       p.pool.clear();
       p.pool.resize(pool_size[id]);  // within the capacity reserved in step 2; written below
@@ -1953,45 +2027,46 @@ struct hash_grids_state {
         const std::uint32_t here = static_cast<std::uint32_t>(e - k);
         const int klass = std::max(base_class, class_for(here));
         const std::uint32_t block = w;
+        if (!slots_fresh) {
+          while (oi < old.size() && old[oi].cell < code) diff += old[oi++].count;
+          if (oi < old.size() && old[oi].cell == code) {
+            diff += here > old[oi].count ? here - old[oi].count : old[oi].count - here;
+            ++oi;
+          } else {
+            diff += here;
+          }
+        }
         for (; k < e; ++k, ++w) {
-          // the handles, slots and boxes are scattered: the handles are
-          // fetched 32 objects ahead, the slots and boxes 16
+          // the handles and boxes are scattered: the handles are fetched
+          // 32 objects ahead, the boxes 16
           if (!in_slot_order && k + 32 < m && keys[k + 32].src < n) __builtin_prefetch(&hs[keys[k + 32].src]);
           if (k + 16 < m) {
             const std::uint32_t src = keys[k + 16].src;
             if (src < n) {
-              __builtin_prefetch(&slots[in_slot_order ? src : hs[src].index], 1);
               __builtin_prefetch(&bs[src]);
               __builtin_prefetch(reinterpret_cast<const char*>(&bs[src] + 1) - 1);
-            } else {
-              __builtin_prefetch(&slots[src - n], 1);
             }
           }
           const std::uint32_t src = keys[k].src;
           if (src < n) {
-            const std::uint32_t idx = in_slot_order ? src : hs[src].index;
-            slot& sl = slots[idx];
-            entry en = entry::make(bs[src], handle{idx, sl.generation()});
+            entry en = entry::make(bs[src], in_slot_order ? handle{src, g0} : hs[src]);
             en.set_reach(reach_of(g, bs[src]));  // (the code is keys[k].code)
             // (plain stores: the pool then stays in cache for the
             // detection that follows; streaming stores, which skip reading
             // the lines first, cost 3-6 ms more a step at 10^6 objects)
             out[w] = en;
-            sl.set_place(static_cast<std::uint32_t>(id));
-            sl.cell = code;
-            sl.at = w;
           } else {
-            slot& sl = slots[src - n];
-            out[w] = grids[sl.place()].pool[sl.at];
-            sl.set_place(static_cast<std::uint32_t>(id));
-            sl.cell = code;
-            sl.at = w;
+            out[w] = g.pool[src - n];  // (not reused: some of its objects stay)
           }
         }
         for (const std::uint32_t end = block + class_capacity(klass); w < end; ++w) out[w] = sentinel();  // free room
         p.record_cell(g, code, block, here, klass);
       }
+      for (; oi < old.size() && !slots_fresh; ++oi) diff += old[oi].count;
+      changed += diff / 2;
     }
+    for (const regrid_move& r : regrid) slots[r.index].set_place(r.grid);
+    stale_slots.on.store(true, std::memory_order_relaxed);
     for (std::size_t id = 0; id < grids.size(); ++id) {
       install(grids[id], plans[id]);
       grids[id].objects = bulk_keys[id].size();

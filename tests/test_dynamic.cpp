@@ -341,6 +341,94 @@ TYPED_TEST(GridSemantics, BulkBatchMoveMatchesBruteForce) {
   }
 }
 
+// A bulk move (hash_grids::move of most objects at once) does not write the
+// objects' slots; whatever reads them brings them up to date first. Bulk
+// moves in a row with only detections between them (in slot order, a part
+// of the objects, shuffled, with a reused slot's new generation, with jumps
+// to other grids), each followed by an operation that reads the slots
+// (remove, move, insert, get), every detection against brute force.
+TYPED_TEST(GridSemantics, BulkMovesInARowThenSingleOperations) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  using B = box<D, T>;
+  mirror<TypeParam> m;
+  const auto boxes = hhg::scenes::make_zoo_scene<D, T>(hhg::scenes::zoo::varied12, 8000, 41);
+  for (const B& b : boxes) m.insert(b);
+  B slab = boxes[0];  // kept apart (unbounded), never in a batch
+  slab.min[0] = -std::numeric_limits<T>::infinity();
+  slab.max[0] = std::numeric_limits<T>::infinity();
+  const std::size_t apart = m.insert(slab);
+  hhg::scenes::rng r(5);
+  auto detection_matches = [&]() {
+    std::vector<handle_pair> got;
+    m.subject().find_pairs(got);
+    const std::size_t reported = got.size();
+    hhg::canonicalize(got);
+    return m.compare(got, m.expected(), reported);
+  };
+  // the live bounded objects in slot order
+  auto by_slot = [&]() {
+    std::vector<std::size_t> ids;
+    for (std::size_t id : m.live_ids())
+      if (id != apart) ids.push_back(id);
+    std::sort(ids.begin(), ids.end(),
+              [&](std::size_t a, std::size_t b) { return m.subject_handle(a).index < m.subject_handle(b).index; });
+    return ids;
+  };
+  auto moved = [&](const std::vector<std::size_t>& ids) {
+    std::vector<B> where;
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+      B b = m.box_of(ids[k]);
+      for (int a = 0; a < D; ++a) {
+        const T d = static_cast<T>(r.uniform(-0.4, 0.4));
+        b.min[a] = static_cast<T>(b.min[a] + d);
+        b.max[a] = static_cast<T>(b.max[a] + d);
+      }
+      if (k % 17 == 0) b = boxes[r.below(boxes.size())];  // a jump, often to another grid
+      where.push_back(b);
+    }
+    return where;
+  };
+  for (int step = 0; step < 9; ++step) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    std::vector<std::size_t> ids = by_slot();
+    if (step == 3 || step == 4) ids.resize(ids.size() * 6 / 10);  // the others stay (4800: still a bulk move)
+    if (step == 5)
+      for (std::size_t i = ids.size(); i-- > 1;) std::swap(ids[i], ids[r.below(i + 1)]);
+    m.move_batch(ids, moved(ids));
+    ASSERT_TRUE(detection_matches());
+    switch (step) {
+      case 2: {  // a slot reused: the next batch in slot order has a generation apart
+        const B b = m.box_of(ids[7]);
+        m.remove(ids[7]);
+        m.insert(b);
+        ASSERT_EQ(m.subject_handle(m.ids() - 1).index, m.subject_handle(ids[7]).index);
+        break;
+      }
+      case 4:  // single moves: within the cell, to another cell, to another grid
+        for (std::size_t k = 0; k < 40; ++k) {
+          const std::size_t id = ids[r.below(ids.size())];
+          B b = m.box_of(id);
+          if (k % 3 == 1) b = boxes[r.below(boxes.size())];
+          if (k % 3 == 2) b = shifted(b, 0.01);
+          m.move(id, b);
+        }
+        break;
+      case 6:  // get: the boxes just written
+        for (std::size_t id : ids) ASSERT_TRUE(m.subject().get(m.subject_handle(id)) == m.box_of(id)) << id;
+        break;
+      case 7:  // removes and inserts
+        for (std::size_t k = 0; k < 30; ++k) m.remove(ids[k * 7]);
+        for (std::size_t k = 0; k < 30; ++k) m.insert(boxes[r.below(boxes.size())]);
+        break;
+      default:
+        break;
+    }
+    ASSERT_TRUE(detection_matches());
+  }
+  ASSERT_TRUE(m.check());  // with validate() and get() of every object
+}
+
 // hash_grids keeps 24-bit generations (handle.hpp): reusing one slot 2^24 times
 // wraps the generation, which must skip 0 (the null handle) and keep stale
 // handles of the previous cycle rejected.
@@ -404,6 +492,39 @@ TYPED_TEST(GridSemantics, ConstFunctionsConcurrently) {
     for (auto& th : threads) th.join();
     EXPECT_EQ(failures.load(), 0);
   }
+}
+
+// The same right after a bulk move, whose slots get() and validate() bring
+// up to date first (once, under a lock).
+TYPED_TEST(GridSemantics, ConstFunctionsConcurrentlyAfterBulkMove) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  using B = box<D, T>;
+  TypeParam m;
+  const auto boxes = hhg::scenes::make_zoo_scene<D, T>(hhg::scenes::zoo::equal, 5000, 16);
+  std::vector<handle> hs;
+  for (const B& b : boxes) hs.push_back(m.insert(b));
+  std::vector<B> where;
+  for (std::size_t i = 0; i < boxes.size(); ++i) where.push_back(shifted(boxes[(i + 11) % boxes.size()], 0.25));
+  m.move(std::span<const handle>(hs), std::span<const B>(where));
+  const TypeParam& view = m;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      if (t == 3) {
+        try {
+          view.validate();
+        } catch (...) {
+          ++failures;
+        }
+      }
+      for (std::size_t i = static_cast<std::size_t>(t); i < hs.size(); i += 3)
+        if (!(view.get(hs[i]) == where[i])) ++failures;
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
 }
 
 TYPED_TEST(GridSemantics, FindPairsReusesOutputAndClearsIt) {
