@@ -48,11 +48,18 @@ static_assert(class_capacity(1) == 2 && class_capacity(2) == 3 && class_capacity
               "block classes grow by factors 1.33..1.5");
 static_assert(class_capacity(kClasses - 1) >= (1u << 26), "the largest block holds a crowded cell");
 
-inline int class_for(std::uint32_t n) {
+constexpr int class_search(std::uint32_t n) {
   int k = 0;
   while (class_capacity(k) < n) ++k;
   return k;
 }
+// The smallest class that holds n objects (a table for the usual counts).
+inline constexpr std::array<std::uint8_t, 64> kSmallClass = [] {
+  std::array<std::uint8_t, 64> t{};
+  for (std::uint32_t n = 0; n < t.size(); ++n) t[n] = static_cast<std::uint8_t>(class_search(n));
+  return t;
+}();
+inline int class_for(std::uint32_t n) { return n < kSmallClass.size() ? kSmallClass[n] : class_search(n); }
 
 inline std::int64_t floor_to_int(double t) {
   const auto k = static_cast<std::int64_t>(t);
@@ -404,6 +411,20 @@ struct hash_grids_state {
     }
     reach = r;
     return encode(g, c);
+  }
+  // reach_of for a box whose cell code is known: the min corner's cell
+  // coordinates are in the code. (An object of g is smaller than a cell, so
+  // floor(max / cell) - floor(min / cell) is 0 or 1, and with at least 2
+  // cells per axis it is 1 exactly when the two differ modulo the cells.)
+  static std::uint32_t reach_in(const grid& g, std::uint32_t code, const box_t& b) {
+    std::uint32_t r = 0, shift = 0;
+    for (int i = 0; i < D; ++i) {
+      const std::uint32_t lo = (code >> shift) & g.mask[i];
+      const std::uint32_t hi = static_cast<std::uint32_t>(floor_to_int(static_cast<double>(b.max[i]) * g.inv)) & g.mask[i];
+      r |= static_cast<std::uint32_t>(hi != lo) << i;
+      shift += g.bits[i];
+    }
+    return r;
   }
   // The reach bits of a box in grid g (see entry::reach).
   static std::uint32_t reach_of(const grid& g, const box_t& b) {
@@ -2050,7 +2071,7 @@ struct hash_grids_state {
           const std::uint32_t src = keys[k].src;
           if (src < n) {
             entry en = entry::make(bs[src], in_slot_order ? handle{src, g0} : hs[src]);
-            en.set_reach(reach_of(g, bs[src]));  // (the code is keys[k].code)
+            en.set_reach(reach_in(g, code, bs[src]));
             // (plain stores: the pool then stays in cache for the
             // detection that follows; streaming stores, which skip reading
             // the lines first, cost 3-6 ms more a step at 10^6 objects)
