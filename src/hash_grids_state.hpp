@@ -200,8 +200,30 @@ struct hash_grids_state {
       return r;
 #endif
     }
-    // hits as 0 or 1, for counting without a branch
-    std::uint32_t hit(const entry& b) const { return hits(b) ? 1u : 0u; }
+    // hits as 0 or sizeof(handle_pair), for advancing an output pointer
+    // without a branch (in two instructions from the SSE mask)
+    std::size_t hit_bytes(const entry& b) const {
+      static_assert(sizeof(handle_pair) == 16);
+#if defined(__SSE2__)
+      if constexpr (std::is_same_v<T, double>) {
+        __m128d r = _mm_cmple_pd(_mm_loadu_pd(b.p.data()), _mm_load_pd(q.data()));
+        r = _mm_and_pd(r, _mm_cmple_pd(_mm_loadu_pd(b.p.data() + 2), _mm_load_pd(q.data() + 2)));
+        if constexpr (D == 3) r = _mm_and_pd(r, _mm_cmple_pd(_mm_loadu_pd(b.p.data() + 4), _mm_load_pd(q.data() + 4)));
+        const auto m = static_cast<std::size_t>(_mm_movemask_pd(r));  // 3: a hit
+        return ((m + 1) << 2) & 16;
+      } else if constexpr (D == 2) {
+        const auto m = static_cast<std::size_t>(_mm_movemask_ps(_mm_cmple_ps(_mm_loadu_ps(b.p.data()), _mm_load_ps(q.data()))));
+        return (m + 1) & 16;  // 15: a hit
+      } else {
+        const __m128 r0 = _mm_cmple_ps(_mm_loadu_ps(b.p.data()), _mm_loadu_ps(q.data()));
+        const __m128 r1 = _mm_cmple_ps(_mm_loadu_ps(b.p.data() + 2), _mm_loadu_ps(q.data() + 2));
+        const auto m = static_cast<std::size_t>(_mm_movemask_ps(_mm_and_ps(r0, r1)));
+        return (m + 1) & 16;
+      }
+#else
+      return hits(b) ? 16 : 0;
+#endif
+    }
   };
   // Where an object is, in 12 bytes. tag: the generation (24 bits, 1..2^24-1,
   // wrapping) above the place (8 bits: a grid id, kPlaceList, kPlaceApart or
@@ -1392,7 +1414,7 @@ struct hash_grids_state {
         // branch on the outcome
         handle_pair* const fb = found_room(sink, static_cast<std::size_t>(n) * total);
         const std::uint32_t* ix = gathered.data();
-        std::size_t ff = found_fill;
+        char* to = reinterpret_cast<char*>(fb + found_fill);
         const char* base = reinterpret_cast<const char*>(pool);
         auto at_offset = [base](std::uint32_t off) -> const entry& { return *reinterpret_cast<const entry*>(base + off); };
         box_tests += static_cast<std::uint64_t>(n) * (total - n) + n * (n - 1) / 2;
@@ -1402,11 +1424,11 @@ struct hash_grids_state {
           const std::uint64_t aid = id_word(a);
           for (std::uint32_t j = i + 1; j < total; ++j) {
             const entry& b = at_offset(ix[j]);
-            put_pair(fb + ff, aid, b);
-            ff += qa.hit(b);
+            put_pair(to, aid, b);
+            to += qa.hit_bytes(b);
           }
         }
-        found_fill = ff;
+        found_fill = static_cast<std::size_t>(reinterpret_cast<handle_pair*>(to) - fb);
       }
     }
     flush_found(sink);
@@ -1440,9 +1462,8 @@ struct hash_grids_state {
     std::memcpy(&w, &e.id, sizeof w);
     return w;
   }
-  static void put_pair(handle_pair* at, std::uint64_t aid, const entry& b) {
+  static void put_pair(char* to, std::uint64_t aid, const entry& b) {
     const std::uint64_t bid = id_word(b);
-    char* const to = reinterpret_cast<char*>(at);
     std::memcpy(to, &aid, sizeof aid);
     std::memcpy(to + sizeof aid, &bid, sizeof bid);
   }
@@ -1699,16 +1720,16 @@ struct hash_grids_state {
         if (n <= kFlat) {  // the usual 1-3 objects: one loop over all candidates
           box_tests += static_cast<std::uint64_t>(n) * total;
           handle_pair* const fb = found_room(sink, static_cast<std::size_t>(n) * total);  // as in detect_ordered
-          std::size_t ff = found_fill;
+          char* to = reinterpret_cast<char*>(fb + found_fill);
           for (std::uint32_t i = 0; i < n; ++i) {
             const query qa(cell[i]);
             const std::uint64_t aid = id_word(cell[i]);
             for (std::uint32_t j = 0; j < total; ++j) {
-              put_pair(fb + ff, aid, cs[j]);
-              ff += qa.hit(cs[j]);
+              put_pair(to, aid, cs[j]);
+              to += qa.hit_bytes(cs[j]);
             }
           }
-          found_fill = ff;
+          found_fill = static_cast<std::size_t>(reinterpret_cast<handle_pair*>(to) - fb);
         } else {  // a crowded cell: each object only against the offsets it reaches
           for (std::uint32_t i = 0; i < n; ++i) {
             const query qa(cell[i]);
