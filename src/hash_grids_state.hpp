@@ -174,6 +174,7 @@ struct hash_grids_state {
   // many stored entries.
   struct query {
     alignas(16) std::array<T, 2 * D> q;
+    query() = default;
     explicit query(const entry& a) {
       for (int i = 0; i < D; ++i) {
         q[i] = -a.p[D + i];  // -min
@@ -1413,25 +1414,49 @@ struct hash_grids_state {
         // every test writes its pair to found, and a hit keeps it: no
         // branch on the outcome
         handle_pair* const fb = found_room(sink, static_cast<std::size_t>(n) * total);
-        const std::uint32_t* ix = gathered.data();
         char* to = reinterpret_cast<char*>(fb + found_fill);
         const char* base = reinterpret_cast<const char*>(pool);
-        auto at_offset = [base](std::uint32_t off) -> const entry& { return *reinterpret_cast<const entry*>(base + off); };
         box_tests += static_cast<std::uint64_t>(n) * (total - n) + n * (n - 1) / 2;
-        for (std::uint32_t i = 0; i < n; ++i) {
-          const entry& a = cell[i];
-          const query qa(a);
-          const std::uint64_t aid = id_word(a);
-          for (std::uint32_t j = i + 1; j < total; ++j) {
-            const entry& b = at_offset(ix[j]);
-            put_pair(to, aid, b);
-            to += qa.hit_bytes(b);
-          }
+        switch (n) {
+          case 1: to = test_cell<1>(cell, base, gathered.data(), total, to); break;
+          case 2: to = test_cell<2>(cell, base, gathered.data(), total, to); break;
+          case 3: to = test_cell<3>(cell, base, gathered.data(), total, to); break;
+          default: to = test_cell<kFlat>(cell, base, gathered.data(), total, to); break;
         }
         found_fill = static_cast<std::size_t>(reinterpret_cast<handle_pair*>(to) - fb);
       }
     }
     flush_found(sink);
+  }
+
+  // detect_ordered's tests for a cell of N objects (cell[0, N), gathered
+  // first in ix): among themselves, then against the candidates ix[N,
+  // total), each loaded once and tested against the N objects, whose
+  // queries stay in registers. One loop a cell, where a loop per object
+  // ended in a mispredicted branch per object. Every test writes its pair
+  // at `to`; a hit advances `to` past it. Returns the new `to`.
+  template <std::uint32_t N>
+  static char* test_cell(const entry* cell, const char* base, const std::uint32_t* ix, std::uint32_t total, char* to) {
+    static_assert(N >= 1 && N <= kFlat);
+    std::array<query, N> qs;
+    std::array<std::uint64_t, N> ids;
+    for (std::uint32_t i = 0; i < N; ++i) {
+      qs[i] = query(cell[i]);
+      ids[i] = id_word(cell[i]);
+    }
+    for (std::uint32_t i = 0; i < N; ++i)
+      for (std::uint32_t j = i + 1; j < N; ++j) {
+        put_pair(to, ids[i], cell[j]);
+        to += qs[i].hit_bytes(cell[j]);
+      }
+    for (std::uint32_t j = N; j < total; ++j) {
+      const entry& b = *reinterpret_cast<const entry*>(base + ix[j]);
+      for (std::uint32_t i = 0; i < N; ++i) {
+        put_pair(to, ids[i], b);
+        to += qs[i].hit_bytes(b);
+      }
+    }
+    return to;
   }
 
   // detect_ordered's pairs, delivered in batches: [0, found_fill) of found
