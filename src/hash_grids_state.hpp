@@ -2011,9 +2011,8 @@ struct hash_grids_state {
         word |= bit;
         const std::uint32_t place = slots[idx].place();
         if (place >= kMaxGrids) return false;
-        if (!is_bounded(b)) return false;
         const double eff = effective_size(b);
-        if (std::isinf(eff)) return false;
+        if (std::isinf(eff)) return false;  // (also every box with an infinite coordinate)
         std::uint32_t gid = place;
         ++moved[place];
         if (!fits(grids[gid], eff)) {
