@@ -1396,10 +1396,9 @@ struct hash_grids_state {
         }
         // The usual 1-4 objects: gather the stretches some object of the
         // cell reaches, as byte offsets into the pool (eight at a time, no
-        // branches), after the cell's own objects; then object i is tested
-        // against everything gathered after it, in one loop.
-        std::uint32_t* out = gathered.data();
-        gather_offsets(out, oc.block, n);
+        // branches), after room for the cell's own objects (test_cell reads
+        // those from the cell); then one loop tests them all (test_cell).
+        std::uint32_t* out = gathered.data() + n;
         for (std::size_t s = 0; s < ns; ++s) {
           const std::uint32_t lo = sp[s].lo;
           const std::uint32_t len = (sp[s].hi - lo) & (0u - ((own >> sp[s].need) & 1u));
@@ -1429,8 +1428,8 @@ struct hash_grids_state {
     flush_found(sink);
   }
 
-  // detect_ordered's tests for a cell of N objects (cell[0, N), gathered
-  // first in ix): among themselves, then against the candidates ix[N,
+  // detect_ordered's tests for a cell of N objects (cell[0, N); ix[0, N)
+  // is not read): among themselves, then against the candidates ix[N,
   // total), each loaded once and tested against the N objects, whose
   // queries stay in registers. One loop a cell, where a loop per object
   // ended in a mispredicted branch per object. Every test writes its pair
