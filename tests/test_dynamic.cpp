@@ -108,6 +108,18 @@ std::vector<handle_pair> pairs_of(M& m) {
   return p;
 }
 
+// b shifted by up to `reach` on each axis, independently
+template <class B>
+B jiggled(B b, hhg::scenes::rng& r, double reach) {
+  using T = std::remove_cvref_t<decltype(b.min[0])>;
+  for (std::size_t a = 0; a < b.min.size(); ++a) {
+    const T d = static_cast<T>(r.uniform(-reach, reach));
+    b.min[a] = static_cast<T>(b.min[a] + d);
+    b.max[a] = static_cast<T>(b.max[a] + d);
+  }
+  return b;
+}
+
 TYPED_TEST(GridSemantics, ClearResetsEverything) {
   constexpr int D = TypeParam::dimension;
   using T = typename TypeParam::scalar;
@@ -307,12 +319,7 @@ TYPED_TEST(GridSemantics, BulkBatchMoveMatchesBruteForce) {
       if (step % 3 == 2) ids.resize(ids.size() * 6 / 10);  // 60 %: the others stay
       std::vector<B> where;
       for (std::size_t k = 0; k < ids.size(); ++k) {
-        B b = m.box_of(ids[k]);
-        for (int a = 0; a < D; ++a) {
-          const T d = static_cast<T>(r.uniform(-0.4, 0.4));
-          b.min[a] = static_cast<T>(b.min[a] + d);
-          b.max[a] = static_cast<T>(b.max[a] + d);
-        }
+        B b = jiggled(m.box_of(ids[k]), r, 0.4);
         if (k % 13 == 0) b = boxes[r.below(boxes.size())];  // a jump, maybe to another grid
         if (k % 101 == 0) b.max = b.min;                    // zero size
         if (k % 103 == 0 && k > 0) {                        // touching the previous box
@@ -378,12 +385,7 @@ TYPED_TEST(GridSemantics, BulkMovesInARowThenSingleOperations) {
   auto moved = [&](const std::vector<std::size_t>& ids) {
     std::vector<B> where;
     for (std::size_t k = 0; k < ids.size(); ++k) {
-      B b = m.box_of(ids[k]);
-      for (int a = 0; a < D; ++a) {
-        const T d = static_cast<T>(r.uniform(-0.4, 0.4));
-        b.min[a] = static_cast<T>(b.min[a] + d);
-        b.max[a] = static_cast<T>(b.max[a] + d);
-      }
+      B b = jiggled(m.box_of(ids[k]), r, 0.4);
       if (k % 17 == 0) b = boxes[r.below(boxes.size())];  // a jump, often to another grid
       where.push_back(b);
     }
