@@ -79,7 +79,11 @@ class hash_grids {
   /// hhg::error and nothing changes. Should memory run out part-way (a move
   /// to a new cell can allocate), some moves are done and the others are not
   /// (each object has its old box or its new one), no object is lost, and the
-  /// structure stays valid.
+  /// structure stays valid. A batch of most objects lays the grids out anew
+  /// and leaves the per-handle records to be brought up to date by the next
+  /// call that needs them (insert, remove, move of one object, get,
+  /// validate): that call takes one extra pass over the objects, once;
+  /// detection and the next such batch do not need them.
   void move(std::span<const handle> hs, std::span<const box_type> bs);
 
   /// The stored box of an object (a copy). Throws hhg::error for a bad handle.
