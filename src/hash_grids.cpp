@@ -513,6 +513,30 @@ const config& hash_grids<D, T>::settings() const noexcept {
 }
 
 template <int D, class T>
+void hash_grids<D, T>::set_executor(executor* e) noexcept {
+  s_->exec = e;
+}
+
+template <int D, class T>
+executor* hash_grids<D, T>::get_executor() const noexcept {
+  return s_->exec;
+}
+
+template <int D, class T>
+std::vector<handle> hash_grids<D, T>::insert(std::span<const box_type> bs) {
+  for (const box_type& b : bs) detail::require_valid_box(b);
+  std::vector<handle> out;
+  out.reserve(bs.size());
+  try {
+    for (const box_type& b : bs) out.push_back(insert(b));
+  } catch (...) {
+    for (auto it = out.rbegin(); it != out.rend(); ++it) remove(*it);
+    throw;
+  }
+  return out;
+}
+
+template <int D, class T>
 statistics hash_grids<D, T>::stats() const {
   const auto& s = *s_;
   statistics st;

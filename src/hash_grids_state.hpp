@@ -287,6 +287,7 @@ struct hash_grids_state {
   };
 
   config cfg;
+  executor* exec = nullptr;  // not owned; nullptr: serial
   std::vector<grid> grids;            // by id
   std::vector<std::uint32_t> levels;  // grid ids, ascending cell size
   std::vector<entry> list;

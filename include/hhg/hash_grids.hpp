@@ -22,6 +22,7 @@
 #include "hhg/broad_phase.hpp"
 #include "hhg/config.hpp"
 #include "hhg/error.hpp"
+#include "hhg/executor.hpp"
 #include "hhg/handle.hpp"
 #include "hhg/queries.hpp"
 #include "hhg/stats.hpp"
@@ -58,6 +59,11 @@ class hash_grids {
   /// activate the grids (then all stored objects are assigned once).
   /// Throws hhg::error for NaN or min > max; nothing changes then.
   handle insert(const box_type& b);
+
+  /// Stores many boxes: the same result as insert(bs[i]) for i = 0, 1, ...
+  /// (handles returned in that order). Every box is checked first: a bad one
+  /// throws hhg::error and nothing changes.
+  std::vector<handle> insert(std::span<const box_type> bs);
 
   /// Removes an object. O(1). Throws hhg::error for a null, stale or unknown
   /// handle (removing twice included); nothing changes then. Grids do not shrink.
@@ -116,6 +122,14 @@ class hash_grids {
   void clear();
 
   const config& settings() const noexcept;
+
+  /// Runs the parallel parts (the batch move, detection, batch queries) on
+  /// `e`, which is not owned and must outlive its use here; nullptr (the
+  /// default) runs everything on the calling thread. Results, their order
+  /// included, are the same for every executor and worker count. Copies of the
+  /// structure share the executor.
+  void set_executor(executor* e) noexcept;
+  executor* get_executor() const noexcept;
 
   /// Grids, objects, occupied cells, memory, and the counters of the last
   /// detection. O(number of grids).
