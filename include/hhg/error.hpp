@@ -19,6 +19,9 @@ enum class errc {
   invalid_handle,  ///< null, stale, unknown or already removed handle
   bad_config,      ///< a configuration value outside its documented range
   capacity,        ///< more objects than the structure can address
+  unknown_method,  ///< a method name that is not in hhg/methods.hpp
+  reentrant_call,  ///< the structure was changed, or a detection started, from inside its own callback or visitor
+  moved_from,      ///< the structure was moved from (only assignment and destruction are allowed)
 };
 
 class error : public std::invalid_argument {
