@@ -44,149 +44,44 @@
 // the finer one against the cells of the coarser one that can hold an
 // overlapping object (at most 3 per axis), visited in the coarser grid's
 // cell order (docs/hash_grids.md, Detection).
-#include "hash_grids_state.hpp"
+#include "hash_grids/detection.hpp"
 
 namespace hhg {
-namespace detail {
-
-template <int D, class T>
-void hash_grids_state<D, T>::validate() const {
-  std::size_t live_count = 0;
-  for (std::size_t i = 0; i < slots.size(); ++i) {
-    const slot& s = slots[i];
-    if (s.place() == kPlaceFree) continue;
-    ++live_count;
-    const entry* e = nullptr;
-    if (s.place() == kPlaceList || s.place() == kPlaceApart) {
-      const auto& v = s.place() == kPlaceList ? list : apart;
-      if (s.at >= v.size()) broken("slot " + std::to_string(i) + " points past its list");
-      e = &v[s.at];
-    } else {
-      if (s.place() >= grids.size()) broken("slot " + std::to_string(i) + " names a missing grid");
-      const grid& g = grids[s.place()];
-      if ((s.cell >> kLocalBits) >= g.dir.size()) broken("slot cell code out of range");
-      const std::uint32_t r = lookup(g, s.cell);
-      if (r == 0 || r > g.occupied.size()) broken("slot " + std::to_string(i) + " names an empty cell");
-      const occupied_cell& oc = g.occupied[r - 1];
-      if (s.at < oc.block || s.at >= oc.block + oc.count) broken("slot position outside its cell's block");
-      e = &g.pool[s.at];
-      if (!rebuild_pending) {
-        if (cell_of(g, *e) != s.cell) broken("object " + std::to_string(i) + " is not in the cell of its box");
-        if (e->reach() != reach_of(g, e->box())) broken("object " + std::to_string(i) + " has stale reach bits");
-        const double eff = effective_size(e->box());
-        if (!(eff < g.cell_size)) broken("object " + std::to_string(i) + " is larger than its grid's cells");
-        if (!fits(g, eff)) {
-          // allowed only for objects whose level would be finer than every grid
-          // (effective size 0); otherwise the object is in the wrong grid
-          broken("object " + std::to_string(i) + " is in a grid of the wrong size class");
-        }
-      }
-    }
-    if (e->id.index != i || e->user_handle().generation != s.generation())
-      broken("entry does not point back to its slot");
-    if (!is_bounded(e->box()) && s.place() != kPlaceApart) broken("unbounded object outside the apart list");
-    if (s.place() == kPlaceList && active) broken("all-pairs list used after activation");
-  }
-  if (live_count != count) broken("object count differs from live slots");
-  std::size_t free_count = 0;
-  for (std::uint32_t f = free_head; f != npos; f = slots[f].at) {
-    if (f >= slots.size() || slots[f].place() != kPlaceFree) broken("free list corrupt");
-    if (++free_count > slots.size()) broken("free list has a cycle");
-  }
-  if (free_count + live_count != slots.size()) broken("free slots are lost");
-  std::size_t grid_objects = 0;
-  for (std::size_t li = 0; li < levels.size(); ++li) {
-    if (li > 0 && !(grids[levels[li - 1]].cell_size < grids[levels[li]].cell_size))
-      broken("grid levels are not in ascending cell size");
-  }
-  if (levels.size() != grids.size()) broken("a grid is missing from the level list");
-  for (std::size_t gi = 0; gi < grids.size(); ++gi) {
-    const grid& g = grids[gi];
-    std::size_t objs = 0;
-    std::vector<std::uint32_t> fill(g.brick_fill.size(), 0);
-    std::vector<std::uint8_t> used(g.pool.size(), 0);
-    for (std::size_t oi = 0; oi < g.occupied.size(); ++oi) {
-      const occupied_cell& oc = g.occupied[oi];
-      if (oc.count == 0) broken("an occupied cell is empty");
-      if (oc.count > class_capacity(static_cast<int>(oc.klass))) broken("a cell overflows its block");
-      if (oc.block + class_capacity(static_cast<int>(oc.klass)) > g.pool.size()) broken("block past pool end");
-      if (lookup(g, oc.cell) != oi + 1) broken("cell table does not map an occupied cell back");
-      ++fill[g.dir[oc.cell >> kLocalBits] - 1];
-      for (std::uint32_t k = 0; k < class_capacity(static_cast<int>(oc.klass)); ++k) {
-        if (used[oc.block + k]++) broken("two blocks overlap");
-      }
-      for (std::uint32_t k = 0; k < oc.count; ++k) {
-        const entry& e = g.pool[oc.block + k];
-        const slot& s = slots[e.id.index];
-        if (s.place() != gi || s.cell != oc.cell || s.at != oc.block + k) broken("slot does not point at its entry");
-      }
-      objs += oc.count;
-    }
-    if (!g.ordered && g.ordered_end != 0) broken("an unordered grid has an ordered part");
-    if (g.ordered_end > g.pool.size()) broken("the ordered part ends past the pool");
-    for (int k = 0; k < kClasses; ++k)
-      for (std::uint32_t b : g.free_blocks[k]) {
-        if (b < g.ordered_end) broken("a free block lies in the ordered part (it would be reused out of order)");
-        for (std::uint32_t j = 0; j < class_capacity(k); ++j)
-          if (b + j >= g.pool.size() || used[b + j]++) broken("a free block overlaps a used one");
-      }
-    for (std::size_t k = g.ordered_end; k < used.size(); ++k)  // (holes below ordered_end are sentinels, checked below)
-      if (!used[k]) broken("pool space is lost (neither used nor free)");
-    if (objs != g.objects) broken("grid object count is wrong");
-    if (g.ordered) {  // below ordered_end: blocks in code order, every other entry a sentinel (detect_ordered relies on it)
-      std::vector<const occupied_cell*> by_code;
-      for (const occupied_cell& oc : g.occupied)
-        if (oc.block < g.ordered_end) by_code.push_back(&oc);
-      std::sort(by_code.begin(), by_code.end(), [](auto* a, auto* b) { return a->cell < b->cell; });
-      for (std::size_t k = 1; k < by_code.size(); ++k)
-        if (by_code[k]->block <= by_code[k - 1]->block) broken("an ordered pool is out of code order");
-      std::vector<std::uint8_t> live(g.ordered_end, 0);
-      for (const occupied_cell* oc : by_code) {
-        if (oc->block + class_capacity(static_cast<int>(oc->klass)) > g.ordered_end) broken("a block straddles the end of the ordered part");
-        std::fill_n(live.begin() + oc->block, oc->count, 1);
-      }
-      for (std::size_t k = 0; k < live.size(); ++k)
-        if (!live[k] && !std::all_of(g.pool[k].p.begin(), g.pool[k].p.end(), [](T v) { return v == std::numeric_limits<T>::infinity(); }))
-          broken("an ordered pool holds a stale entry outside the blocks");
-    }
-    grid_objects += objs;
-    std::size_t cells_in_bricks = 0;
-    for (std::size_t b = 0; b < g.dir.size(); ++b) {
-      if (g.dir[b] == 0) continue;
-      const std::uint32_t id = g.dir[b] - 1;
-      if (fill[id] == 0 || fill[id] != g.brick_fill[id]) broken("brick fill count is wrong");
-      cells_in_bricks += fill[id];
-    }
-    if (cells_in_bricks != g.occupied.size()) broken("occupied cells outside allocated bricks");
-    for (std::uint32_t id : g.free_bricks) {
-      if (g.brick_fill[id] != 0) broken("a free brick is in use");
-      for (std::uint32_t k = 0; k < kBrickCells; ++k)
-        if (g.bricks[((id + 1) << kLocalBits) | k] != 0) broken("a free brick holds cells");
-    }
-    if (g.bricks.size() != (g.brick_fill.size() + 1) * kBrickCells) broken("brick storage has the wrong size");
-    for (std::uint32_t k = 0; k < kBrickCells; ++k)
-      if (g.bricks[k] != 0) broken("the empty brick holds cells");
-    if (g.free_bricks.size() + std::count_if(g.dir.begin(), g.dir.end(), [](std::uint32_t d) { return d != 0; }) !=
-        g.brick_fill.size())
-      broken("bricks are lost");
-    if (g.objects > 0 && g.objects > g.cell_count() / cfg.minimal_grid_density) {
-      std::uint32_t total = 0;
-      for (int i = 0; i < D; ++i) total += g.bits[i];
-      if (total + D <= 31) broken("a grid is fuller than the minimal grid density allows");
-    }
-  }
-  if (grid_objects + list.size() + apart.size() != count) broken("objects are lost");
-  if (!active && grid_objects != 0) broken("grid objects before activation");
-}
-
-}  // namespace detail
 
 // ---- public interface ------------------------------------------------------------------
+
+namespace {
+[[noreturn]] void throw_moved_from(const char* op) {
+  throw error(errc::moved_from, std::string("hhg: hash_grids::") + op + ": the structure was moved from");
+}
+[[noreturn]] void throw_reentrant(const char* op) {
+  throw error(errc::reentrant_call, std::string("hhg: hash_grids::") + op +
+                                        ": called from inside this structure's own for_each_pair callback "
+                                        "(a detection is running: finish it first)");
+}
+}  // namespace
+
+// Every non-const entry point starts here: the structure exists and is not in
+// the middle of a detection (a for_each_pair callback changing it would
+// corrupt the walk).
+template <int D, class T>
+detail::hash_grids_state<D, T>& hash_grids<D, T>::writable(const char* op) {
+  if (!s_) throw_moved_from(op);
+  if (s_->in_detection) throw_reentrant(op);
+  return *s_;
+}
+
+template <int D, class T>
+const detail::hash_grids_state<D, T>& hash_grids<D, T>::readable(const char* op) const {
+  if (!s_) throw_moved_from(op);
+  return *s_;
+}
 
 template <int D, class T>
 hash_grids<D, T>::hash_grids(const config& c) {
   validate_config(c);
   s_ = std::make_unique<detail::hash_grids_state<D, T>>(c);
+  x_ = std::make_unique<detail::detection_scratch<D, T>>();
 }
 
 template <int D, class T>
@@ -194,11 +89,17 @@ hash_grids<D, T>::~hash_grids() = default;
 
 template <int D, class T>
 hash_grids<D, T>::hash_grids(const hash_grids& o)
-    : s_(std::make_unique<detail::hash_grids_state<D, T>>(*o.s_)) {}
+    : s_(std::make_unique<detail::hash_grids_state<D, T>>(o.readable("copy"))),
+      x_(std::make_unique<detail::detection_scratch<D, T>>()) {}
 
 template <int D, class T>
 hash_grids<D, T>& hash_grids<D, T>::operator=(const hash_grids& o) {
-  if (this != &o) s_ = std::make_unique<detail::hash_grids_state<D, T>>(*o.s_);
+  if (this != &o) {
+    auto s = std::make_unique<detail::hash_grids_state<D, T>>(o.readable("operator="));
+    if (s_ && s_->in_detection) throw_reentrant("operator=");
+    s_ = std::move(s);
+    if (!x_) x_ = std::make_unique<detail::detection_scratch<D, T>>();
+  }
   return *this;
 }
 
@@ -208,16 +109,16 @@ hash_grids<D, T>::hash_grids(hash_grids&& o) noexcept = default;
 template <int D, class T>
 hash_grids<D, T>& hash_grids<D, T>::operator=(hash_grids&& o) noexcept {
   s_.swap(o.s_);
+  x_.swap(o.x_);
   return *this;
 }
 
 template <int D, class T>
 handle hash_grids<D, T>::insert(const box_type& b) {
+  auto& s = writable("insert");
   detail::require_valid_box(b);
-  auto& s = *s_;
   using state = detail::hash_grids_state<D, T>;
   if (s.count + 1 > (std::size_t{1} << 32) - 2) throw error(errc::capacity, "hhg: too many objects");
-  s.settle();
   const std::size_t slot_count = s.slots.size();
   const handle h = s.new_slot();
   try {
@@ -242,9 +143,8 @@ handle hash_grids<D, T>::insert(const box_type& b) {
 
 template <int D, class T>
 void hash_grids<D, T>::remove(handle h) {
-  auto& s = *s_;
+  auto& s = writable("remove");
   if (!s.live(h)) detail::throw_invalid_handle("hash_grids::remove");
-  s.settle();
   s.prepare_unplace(h.index);
   s.unplace(h.index);
   s.release_slot(h.index);
@@ -253,9 +153,8 @@ void hash_grids<D, T>::remove(handle h) {
 
 template <int D, class T>
 void hash_grids<D, T>::move(handle h, const box_type& b) {
-  if (!s_->live(h)) detail::throw_invalid_handle("hash_grids::move");
+  if (!writable("move").live(h)) detail::throw_invalid_handle("hash_grids::move");
   detail::require_valid_box(b);
-  s_->settle();
   move_checked(h, b);
 }
 
@@ -305,7 +204,7 @@ void hash_grids<D, T>::move_checked(handle h, const box_type& b) {
 
 template <int D, class T>
 void hash_grids<D, T>::move(std::span<const handle> hs, std::span<const box_type> bs) {
-  auto& s = *s_;
+  auto& s = writable("move");
   using state = detail::hash_grids_state<D, T>;
   if (hs.size() != bs.size())
     throw error(errc::bad_config, "hhg: hash_grids::move: " + std::to_string(hs.size()) + " handles but " +
@@ -324,7 +223,6 @@ void hash_grids<D, T>::move(std::span<const handle> hs, std::span<const box_type
   }
   s.release_bulk_scratch();
   if (bulk) return;
-  s.settle();
   for (std::size_t i = checked; i < hs.size(); ++i) {
     if (!s.live(hs[i])) detail::throw_invalid_handle("hash_grids::move (batch)");
     detail::require_valid_box(bs[i]);
@@ -348,8 +246,8 @@ void hash_grids<D, T>::move(std::span<const handle> hs, std::span<const box_type
       }
     }
   };
-  constexpr std::size_t kTwoPass = 4096;
-  if (n < kTwoPass || !s.active || s.cfg.strategy != update_strategy::incremental) {
+  if (n < s.tune.batch_two_pass || !s.active || s.cfg.strategy != update_strategy::incremental) {
+    ++s.paths.batch_one_by_one;
     for (std::size_t i = 0; i < n; ++i) {
       prefetch(i);
       move_checked(hs[i], bs[i]);
@@ -363,6 +261,7 @@ void hash_grids<D, T>::move(std::span<const handle> hs, std::span<const box_type
   // old and the new cell's records and blocks). The result is the same as the
   // moves in order: an object set aside is marked `pending`, so a later move
   // of the same object in the batch is set aside too, behind it.
+  ++s.paths.batch_two_pass;
   s.pending.assign((s.slots.size() + 63) / 64, 0);  // may throw: nothing changed yet
   auto& later = s.deferred;
   later.clear();
@@ -446,55 +345,58 @@ void hash_grids<D, T>::move(std::span<const handle> hs, std::span<const box_type
 
 template <int D, class T>
 typename hash_grids<D, T>::box_type hash_grids<D, T>::get(handle h) const {
-  if (!s_->live(h)) detail::throw_invalid_handle("hash_grids::get");
-  s_->settle();  // (safe with concurrent const calls)
+  if (!readable("get").live(h)) detail::throw_invalid_handle("hash_grids::get");
   return s_->find(h.index).box();
 }
 
 template <int D, class T>
 bool hash_grids<D, T>::contains(handle h) const noexcept {
-  return s_->live(h);
+  return s_ && s_->live(h);
 }
 
 template <int D, class T>
 std::size_t hash_grids<D, T>::size() const noexcept {
-  return s_->count;
+  return s_ ? s_->count : 0;
 }
 
 template <int D, class T>
 void hash_grids<D, T>::update() {
-  if (s_->rebuild_pending) {
-    s_->settle();
-    s_->rebuild();
+  auto& s = writable("update");
+  if (s.rebuild_pending) {
+    s.rebuild();
+    ++s.paths.rebuilds;
   }
 }
 
+// A detection marks the structure busy while it runs (a callback that changes
+// it gets errc::reentrant_call), and always clears the mark.
+namespace {
+struct busy {
+  bool& flag;
+  explicit busy(bool& f) : flag(f) { flag = true; }
+  ~busy() { flag = false; }
+  busy(const busy&) = delete;
+  busy& operator=(const busy&) = delete;
+};
+}  // namespace
+
 template <int D, class T>
 void hash_grids<D, T>::find_pairs(std::vector<handle_pair>& out) {
-  out.clear();
-  struct {  // pairs one at a time, or a batch at once (detect_ordered)
-    std::vector<handle_pair>& out;
-    void operator()(handle a, handle b) { out.push_back({a, b}); }
-    void append(const handle_pair* p, std::size_t k) { out.insert(out.end(), p, p + k); }
-  } sink{out};
-  s_->detect(sink);
-  s_->pairs = out.size();
+  auto& s = writable("find_pairs");
+  busy mark(s.in_detection);
+  x_->detect(s, out);
 }
 
 template <int D, class T>
 void hash_grids<D, T>::for_each_pair(pair_callback f) {
-  std::uint64_t n = 0;
-  auto sink = [&f, &n](handle a, handle b) {
-    ++n;
-    f(a, b);
-  };
-  s_->detect(sink);
-  s_->pairs = n;
+  auto& s = writable("for_each_pair");
+  busy mark(s.in_detection);
+  x_->detect(s, f);
 }
 
 template <int D, class T>
 void hash_grids<D, T>::clear() {
-  auto& s = *s_;
+  auto& s = writable("clear");
   for (std::uint32_t i = 0; i < s.slots.size(); ++i)
     if (s.slots[i].place() != detail::kPlaceFree) s.release_slot(i);
   s.grids.clear();
@@ -504,26 +406,41 @@ void hash_grids<D, T>::clear() {
   s.count = 0;
   s.active = false;
   s.rebuild_pending = false;
-  s.stale_slots.on.store(false);
 }
 
 template <int D, class T>
-const config& hash_grids<D, T>::settings() const noexcept {
-  return s_->cfg;
+const config& hash_grids<D, T>::settings() const {
+  return readable("settings").cfg;
 }
 
 template <int D, class T>
-void hash_grids<D, T>::set_executor(executor* e) noexcept {
-  s_->exec = e;
+void hash_grids<D, T>::set_executor(executor* e) {
+  writable("set_executor").exec = e;
 }
 
 template <int D, class T>
-executor* hash_grids<D, T>::get_executor() const noexcept {
-  return s_->exec;
+executor* hash_grids<D, T>::get_executor() const {
+  return readable("get_executor").exec;
+}
+
+template <int D, class T>
+void hash_grids<D, T>::set_tuning(const detail::tuning& t) {
+  writable("set_tuning").tune = t;
+}
+
+template <int D, class T>
+const detail::tuning& hash_grids<D, T>::tuning() const {
+  return readable("tuning").tune;
+}
+
+template <int D, class T>
+const detail::path_counters& hash_grids<D, T>::path_counts() const {
+  return readable("path_counts").paths;
 }
 
 template <int D, class T>
 std::vector<handle> hash_grids<D, T>::insert(std::span<const box_type> bs) {
+  writable("insert");
   for (const box_type& b : bs) detail::require_valid_box(b);
   std::vector<handle> out;
   out.reserve(bs.size());
@@ -538,7 +455,7 @@ std::vector<handle> hash_grids<D, T>::insert(std::span<const box_type> bs) {
 
 template <int D, class T>
 statistics hash_grids<D, T>::stats() const {
-  const auto& s = *s_;
+  const auto& s = readable("stats");
   statistics st;
   st.objects = s.count;
   st.unbounded_objects = s.apart.size();
@@ -555,18 +472,17 @@ statistics hash_grids<D, T>::stats() const {
     gs.bytes = s.grid_bytes(g);
     st.grids.push_back(gs);
   }
-  st.bytes = s.total_bytes();
+  st.bytes = s.total_bytes() + (x_ ? x_->bytes() : 0);
   st.box_tests = s.box_tests;
   st.cells_visited = s.cells_visited;
   st.pairs = s.pairs;
-  st.compactions = s.compactions;
+  st.compactions = s.paths.compactions;
   return st;
 }
 
 template <int D, class T>
 void hash_grids<D, T>::validate() const {
-  s_->settle();
-  s_->validate();
+  readable("validate").validate();
 }
 
 template <int D, class T>

@@ -35,7 +35,7 @@
 // past them, so the walk stops as soon as it is beyond the shortened ray.
 #include <queue>
 
-#include "hash_grids_state.hpp"
+#include "hash_grids/state.hpp"
 
 namespace hhg {
 namespace detail {

@@ -21,6 +21,7 @@
 #include "hhg/box.hpp"
 #include "hhg/broad_phase.hpp"
 #include "hhg/config.hpp"
+#include "hhg/detail/tuning.hpp"
 #include "hhg/error.hpp"
 #include "hhg/executor.hpp"
 #include "hhg/handle.hpp"
@@ -32,6 +33,8 @@ namespace hhg {
 namespace detail {
 template <int D, class T>
 struct hash_grids_state;
+template <int D, class T>
+struct detection_scratch;
 }
 
 /// Hierarchical hash grid for D = 2 or 3, T = float or double.
@@ -50,7 +53,8 @@ class hash_grids {
   ~hash_grids();
   hash_grids(const hash_grids&);
   hash_grids& operator=(const hash_grids&);
-  /// A moved-from structure may only be assigned to or destroyed.
+  /// A moved-from structure may only be assigned to or destroyed; any other
+  /// call throws hhg::error(errc::moved_from) (size() is 0, contains() false).
   hash_grids(hash_grids&&) noexcept;
   hash_grids& operator=(hash_grids&&) noexcept;
 
@@ -113,23 +117,32 @@ class hash_grids {
   /// capacity of `out` and of internal scratch: no allocation in steady state.
   void find_pairs(std::vector<handle_pair>& out);
 
-  /// Detection step delivering each overlapping pair to `f(a, b)` once.
-  /// `f` must not modify this structure nor start another detection on it.
+  /// Detection step delivering each overlapping pair to `f(a, b)` once, on
+  /// the calling thread, in the order find_pairs gives. `f` must not modify
+  /// this structure nor start another detection on it: such a call throws
+  /// hhg::error(errc::reentrant_call) and changes nothing.
   void for_each_pair(pair_callback f);
 
   /// Removes every object and grid (activation is reset too). Handles of
   /// removed objects become stale.
   void clear();
 
-  const config& settings() const noexcept;
+  const config& settings() const;
 
   /// Runs the parallel parts (the batch move, detection, batch queries) on
   /// `e`, which is not owned and must outlive its use here; nullptr (the
   /// default) runs everything on the calling thread. Results, their order
   /// included, are the same for every executor and worker count. Copies of the
   /// structure share the executor.
-  void set_executor(executor* e) noexcept;
-  executor* get_executor() const noexcept;
+  void set_executor(executor* e);
+  executor* get_executor() const;
+
+  /// For tests and benchmarks, not a stable API: the thresholds that choose
+  /// between the engine's internal paths (set them to force a path at small
+  /// sizes), and how often each path ran since construction.
+  void set_tuning(const detail::tuning& t);
+  const detail::tuning& tuning() const;
+  const detail::path_counters& path_counts() const;
 
   /// Grids, objects, occupied cells, memory, and the counters of the last
   /// detection. O(number of grids).
@@ -215,7 +228,10 @@ class hash_grids {
 
  private:
   void move_checked(handle h, const box_type& b);
-  std::unique_ptr<detail::hash_grids_state<D, T>> s_;
+  detail::hash_grids_state<D, T>& writable(const char* op);
+  const detail::hash_grids_state<D, T>& readable(const char* op) const;
+  std::unique_ptr<detail::hash_grids_state<D, T>> s_;     // the lasting structure
+  std::unique_ptr<detail::detection_scratch<D, T>> x_;    // detection scratch (not copied)
 };
 
 extern template class hash_grids<2, float>;

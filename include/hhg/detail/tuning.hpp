@@ -1,0 +1,41 @@
+// hhg/detail/tuning.hpp: the hash grid's internal thresholds and path
+// counters (not public API: for tests and benchmarks, which force and count
+// every path; see docs/hash_grids.md, "Paths").
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace hhg::detail {
+
+// Every threshold that chooses between paths, in one place. The defaults are
+// the measured ones (docs/hash_grids.md, "Paths"); tests set them to force
+// every path at small sizes (hash_grids::set_tuning).
+struct tuning {
+  // detection
+  std::uint32_t flat_cell = 4;          // a cell of more objects is crowded: each object tested only against what it reaches
+  std::size_t crowded_grid = 8;         // more objects per occupied cell: the grid takes the lookup walk
+  std::size_t displaced_share = 4;      // more than 1/4 of an ordered grid's objects displaced: the lookup walk
+  std::size_t compact_min = 4096;       // a grid of fewer objects is never compacted
+  std::size_t compact_ratio = 8;        // compacted when more than 1/8 of its objects were written out of order
+  std::size_t chunk_cells = 2048;       // cells of a within-grid detection chunk
+  std::size_t chunk_objects = 4096;     // finer-grid objects of an across-grid chunk
+  // update
+  std::size_t batch_two_pass = 4096;    // a batch move of fewer objects goes one by one, in order
+  std::size_t bulk_min = 4096;          // a batch of fewer moves is never a bulk move
+  std::size_t bulk_changed_ratio = 25;  // bulk move when >= 1/25 of the last batch changed cell
+  std::size_t chunk_moves = 16384;      // moves of a bulk-move chunk
+};
+
+// How often each path ran (since construction or the last reset); tests
+// assert that the path they are named after ran.
+struct path_counters {
+  std::uint64_t walk_ordered = 0, walk_unordered = 0, walk_displaced = 0, walk_across = 0;
+  std::uint64_t cells_flat = 0, cells_crowded = 0;
+  std::uint64_t compactions = 0;
+  std::uint64_t batch_one_by_one = 0, batch_two_pass = 0, batch_bulk = 0;
+  std::uint64_t rebuilds = 0, grid_growths = 0;
+  std::uint64_t parallel_detections = 0;
+};
+
+}  // namespace hhg::detail

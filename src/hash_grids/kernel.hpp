@@ -1,0 +1,150 @@
+// The detection kernel: one worker's scratch and the box tests every walk
+// shares. A test compares an object's query (its box, prepared once) with a
+// stored entry in a few SIMD instructions (cells.hpp, query). The walks
+// write a candidate pair for every test and keep it when the boxes overlap
+// (no branch on the outcome) into a batch (`found`), which is handed to the
+// sink 256 pairs at a time. Per worker: the candidates gathered for a cell,
+// the batch, and the counters (summed after the detection).
+#pragma once
+
+#include "hash_grids/state.hpp"
+
+namespace hhg {
+namespace detail {
+
+template <int D, class T>
+struct detect_worker {
+  using types = grid_types<D, T>;
+  using entry = typename types::entry;
+  using query = typename types::query;
+
+  std::vector<entry> cand;              // unordered and across walks: gathered neighbour objects
+  std::vector<std::uint32_t> gathered;  // ordered walk: a cell's candidates (byte offsets into the pool)
+  std::vector<handle_pair> found;       // the batch: [0, found_fill) are pairs of entry ids (reach bits still in)
+  std::size_t found_fill = 0;
+  std::uint64_t box_tests = 0, cells_visited = 0, cells_flat = 0, cells_crowded = 0;
+
+  static constexpr std::size_t kFoundBatch = 256;  // 4 KB: no measurable cost against 1024
+
+  std::size_t bytes() const { return capacity_bytes(cand) + capacity_bytes(gathered) + capacity_bytes(found); }
+  void reset_counters() { box_tests = cells_visited = cells_flat = cells_crowded = 0; }
+
+  template <class Sink>
+  void test_against(const entry& a, const entry* first, std::uint32_t n, Sink& sink) {
+    box_tests += n;
+    const query qa(a);
+    for (std::uint32_t j = 0; j < n; ++j) {
+      if (qa.hits(first[j])) [[unlikely]] sink(a.user_handle(), first[j].user_handle());
+    }
+  }
+
+  void start_found() {
+    if (found.size() < kFoundBatch) found.resize(kFoundBatch);
+    found_fill = 0;
+  }
+  // Where the next pair goes, with room for `most` after it (the batch is
+  // flushed first if need be).
+  template <class Sink>
+  handle_pair* found_room(Sink& sink, std::size_t most) {
+    if (found_fill + most > found.size()) {
+      flush_found(sink);
+      if (most > found.size()) found.resize(most);
+    }
+    return found.data();
+  }
+  template <class Sink>
+  void flush_found(Sink& sink) {
+    const std::size_t k = found_fill;
+    found_fill = 0;  // (first: a throwing sink leaves the batch empty)
+    for (std::size_t i = 0; i < k; ++i) {
+      found[i].a.generation &= 0xFFFFFFu;
+      found[i].b.generation &= 0xFFFFFFu;
+    }
+    if constexpr (requires { sink.append(found.data(), k); }) {
+      sink.append(found.data(), k);
+    } else {
+      for (std::size_t i = 0; i < k; ++i) sink(found[i].a, found[i].b);
+    }
+  }
+
+  // An entry's id as one word, and the pair (a's id, b's id) written as two
+  // (with the reach bits: flush_found clears them). Whole words: two plain
+  // stores a test.
+  static std::uint64_t id_word(const entry& e) {
+    std::uint64_t w;
+    std::memcpy(&w, &e.id, sizeof w);
+    return w;
+  }
+  static void put_pair(char* to, std::uint64_t aid, const entry& b) {
+    const std::uint64_t bid = id_word(b);
+    std::memcpy(to, &aid, sizeof aid);
+    std::memcpy(to + sizeof aid, &bid, sizeof bid);
+  }
+
+  // The tests of a cell of N objects (cell[0, N); ix[0, N) is not read):
+  // among themselves, then against the candidates ix[N, total) (byte offsets
+  // from base), each loaded once and tested against the N objects, whose
+  // queries stay in registers. One loop a cell, where a loop per object ended
+  // in a mispredicted branch per object. Every test writes its pair at `to`;
+  // a hit advances `to` past it. Returns the new `to`.
+  template <std::uint32_t N>
+  static char* test_cell(const entry* cell, const char* base, const std::uint32_t* ix, std::uint32_t total, char* to) {
+    std::array<query, N> qs;
+    std::array<std::uint64_t, N> ids;
+    for (std::uint32_t i = 0; i < N; ++i) {
+      qs[i] = query(cell[i]);
+      ids[i] = id_word(cell[i]);
+    }
+    for (std::uint32_t i = 0; i < N; ++i)
+      for (std::uint32_t j = i + 1; j < N; ++j) {
+        put_pair(to, ids[i], cell[j]);
+        to += qs[i].hit_bytes(cell[j]);
+      }
+    for (std::uint32_t j = N; j < total; ++j) {
+      const entry& b = *reinterpret_cast<const entry*>(base + ix[j]);
+      for (std::uint32_t i = 0; i < N; ++i) {
+        put_pair(to, ids[i], b);
+        to += qs[i].hit_bytes(b);
+      }
+    }
+    return to;
+  }
+
+  // Every object of cell[0, n) against cs[0, total), without branches on the
+  // outcome (the unordered walk's flat cells).
+  template <class Sink>
+  void test_flat(const entry* cell, std::uint32_t n, const entry* cs, std::uint32_t total, Sink& sink) {
+    box_tests += static_cast<std::uint64_t>(n) * total;
+    handle_pair* const fb = found_room(sink, static_cast<std::size_t>(n) * total);
+    char* to = reinterpret_cast<char*>(fb + found_fill);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const query qa(cell[i]);
+      const std::uint64_t aid = id_word(cell[i]);
+      for (std::uint32_t j = 0; j < total; ++j) {
+        put_pair(to, aid, cs[j]);
+        to += qa.hit_bytes(cs[j]);
+      }
+    }
+    found_fill = static_cast<std::size_t>(reinterpret_cast<handle_pair*>(to) - fb);
+  }
+
+  // The ordered walk's candidates: the byte offsets of pool entries
+  // [first, first + len) at out (eight are written whatever len is: out
+  // has room), and out advanced past them.
+  static void gather_offsets(std::uint32_t*& out, std::uint32_t first, std::uint32_t len) {
+    constexpr auto e = static_cast<std::uint32_t>(sizeof(entry));
+    const std::uint32_t lo = first * e;
+#if defined(__SSE2__)
+    const __m128i l = _mm_set1_epi32(static_cast<int>(lo));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_add_epi32(l, _mm_setr_epi32(0, e, 2 * e, 3 * e)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 4), _mm_add_epi32(l, _mm_setr_epi32(4 * e, 5 * e, 6 * e, 7 * e)));
+    for (std::uint32_t j = 8; j < len; ++j) out[j] = lo + j * e;
+#else
+    for (std::uint32_t j = 0; j < len; ++j) out[j] = lo + j * e;
+#endif
+    out += len;
+  }
+};
+
+}  // namespace detail
+}  // namespace hhg

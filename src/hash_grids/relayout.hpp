@@ -1,0 +1,458 @@
+// Relayout: the operations that write a grid's storage anew.
+//
+// - Growth (thesis section 3.4): a grid holding more than cells / density
+//   objects doubles its cells per axis and rehashes its objects.
+// - Compaction: a grid whose objects were written out of cell order (new
+//   cells, relocated blocks, cell changes) is laid out again in cell-code
+//   order, which the ordered detection walk needs.
+// - The bulk move: a batch that moves most objects lays the grids out anew
+//   from the new boxes, in cell order, instead of moving object by object.
+//   Its passes run in chunks on the executor (keys computed per chunk, a
+//   parallel radix sort, the pools written per chunk).
+#pragma once
+
+#include "hash_grids/state.hpp"
+
+namespace hhg {
+namespace detail {
+
+// Section 3.4: double the cells per axis when objects > cells / density.
+// Called before an object is added (`extra` = 1), so that a growth that
+// runs out of memory fails the insert before anything changed.
+template <int D, class T>
+void hash_grids_state<D, T>::maybe_grow(std::uint32_t gid, std::size_t extra) {
+  grid& g = grids[gid];
+  const std::uint64_t cells = g.cell_count();
+  if (g.objects + extra <= cells / cfg.minimal_grid_density) return;
+  if (code_bits(g) + D > 31) return;  // codes are 32-bit: a grid stops growing at 2^31 cells
+  // If memory runs out while the grown grid is built, the old grid is put
+  // back (and the slots pointed at it again), so the structure is exactly
+  // as before, and the error propagates: the insert fails cleanly.
+  std::vector<entry> all;  // growth is rare: a local buffer keeps no memory afterwards
+  all.reserve(g.objects);
+  gather(g, all);
+  std::array<std::uint32_t, D> add{};
+  add.fill(1);
+  if (cfg.growth == growth_rule::by_occupancy) add = split_growth(g, all);
+  grid old = g;  // a copy: the fallback
+  try {
+    for (int i = 0; i < D; ++i) {
+      g.bits[i] += add[i];
+      g.mask[i] = (1u << g.bits[i]) - 1;
+    }
+    reset_grid(g);
+    for (const entry& e : all) {
+      prepare_add(gid, cell_of(g, e));
+      add_to_grid(gid, e);
+    }
+  } catch (const std::bad_alloc&) {
+    grids[gid] = std::move(old);
+    const grid& h = grids[gid];
+    for (const occupied_cell& oc : h.occupied)
+      for (std::uint32_t j = 0; j < oc.count; ++j) {
+        slot& sl = slots[h.pool[oc.block + j].id.index];
+        sl.cell = oc.cell;
+        sl.at = oc.block + j;
+      }
+    throw;
+  }
+}
+
+// growth_rule::by_occupancy: how many of the D doublings of a growth each
+// axis gets. Cell sizes do not change with growth, only the cells per axis
+// (the modulo of the hashing), so doubling axis i separates objects exactly
+// when their cell coordinates on i, taken modulo the new count, take more
+// distinct values. distinct[i][k]: the distinct coordinates of the objects'
+// min corners on axis i modulo 2^(bits_i + k). Each doubling goes to the
+// axis that gains the most (its distinct count grows the most), among
+// axes within 5 % of the best to the one with the fewest cells, so objects
+// spread evenly get one doubling per axis, as in the thesis; in a long
+// channel the long axis gets them all. Counted up to 2^22 cells per axis
+// (beyond, an axis gains nothing more). May throw std::bad_alloc before
+// anything changed.
+template <int D, class T>
+std::array<std::uint32_t, D> hash_grids_state<D, T>::split_growth(const grid& g, const std::vector<entry>& all) const {
+  constexpr std::uint32_t kMaxCountBits = 22;
+  std::array<std::array<double, D + 1>, D> distinct{};
+  std::vector<std::uint64_t> seen;
+  for (int i = 0; i < D; ++i)
+    for (int k = 0; k <= D; ++k) {
+      const std::uint32_t bits = std::min(g.bits[i] + static_cast<std::uint32_t>(k), kMaxCountBits);
+      const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
+      seen.assign(std::size_t{1} << (bits > 6 ? bits - 6 : 0), 0);
+      std::size_t used = 0;
+      for (const entry& e : all) {
+        const std::uint64_t c = static_cast<std::uint64_t>(floor_to_int(static_cast<double>(e.min(i)) * g.inv)) & mask;
+        const std::uint64_t bit = std::uint64_t{1} << (c & 63);
+        used += (seen[c >> 6] & bit) == 0;
+        seen[c >> 6] |= bit;
+      }
+      distinct[i][k] = static_cast<double>(std::max<std::size_t>(used, 1));
+    }
+  std::array<std::uint32_t, D> add{};
+  for (int t = 0; t < D; ++t) {
+    std::array<double, D> gain{};
+    double best = 0;
+    for (int i = 0; i < D; ++i) {
+      gain[i] = distinct[i][add[i] + 1] / distinct[i][add[i]];
+      best = std::max(best, gain[i]);
+    }
+    int pick = -1;
+    for (int i = 0; i < D; ++i)
+      if (gain[i] >= 0.95 * best && (pick < 0 || g.bits[i] + add[i] < g.bits[pick] + add[pick])) pick = i;
+    ++add[pick];
+  }
+  return add;
+}
+
+// ---- compaction ------------------------------------------------------------------
+// Rebuilds a grid's storage in cell-code order: the occupied list sorted by
+// code, each cell's block (shrunk to the best-fitting class) laid out in that
+// order in a fresh pool, bricks renumbered in code order. Detection then
+// streams through memory instead of jumping: a cell's neighbours along x are
+// adjacent, along y and z a fixed stride away. The cost is one pass over the
+// objects (and one write per slot), paid when more than 1/tune.compact_ratio of
+// a grid's objects (at least tune.compact_min) were written out of order since the last compaction.
+// Between compactions an ordered grid keeps its order below ordered_end
+// and walks the cells written since apart (detect_displaced), which costs
+// more per cell and leaves holes in the pool: 1/8 balances the two
+// (measured at 10^6 objects moving 1 % of their size a step, mean step
+// over 60 steps: ratio 2: 220, 4: 190, 8: 173 ns per object; the
+// unordered walk throughout: 196).
+// Everything is allocated before anything changes: if an allocation fails,
+// the grid is left as it was (compaction is only an optimization).
+
+template <int D, class T>
+void hash_grids_state<D, T>::compact(grid& g) {
+  std::vector<std::uint32_t> order, order_tmp;
+  try {
+    if (!sort_cells(g, order, order_tmp)) {
+      order.resize(g.occupied.size());
+      for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
+    }
+  } catch (const std::bad_alloc&) {
+    return;
+  }
+  const std::size_t cells = order.size();
+  layout l;
+  try {
+    std::size_t total = 0, nbricks = 0;
+    std::uint32_t last_brick = npos;
+    for (std::size_t k = 0; k < cells; ++k) {
+      const occupied_cell& oc = g.occupied[order[k]];
+      total += class_capacity(std::max(base_class, class_for(oc.count)));
+      if ((oc.cell >> kLocalBits) != last_brick) {
+        last_brick = oc.cell >> kLocalBits;
+        ++nbricks;
+      }
+    }
+    if (total > npos) return;
+    l.reserve(g.occupied.capacity(), total + total / 8, nbricks);
+  } catch (const std::bad_alloc&) {
+    return;
+  }
+  // nothing below allocates
+  std::fill(g.dir.begin(), g.dir.end(), 0u);
+  for (std::size_t k = 0; k < cells; ++k) {
+    const occupied_cell& oc = g.occupied[order[k]];
+    // The slots written below are scattered, and so are the blocks of the
+    // cells that changed since the last compaction: fetch the blocks 32
+    // cells ahead, the slots (whose handles are in the blocks) 16 ahead.
+    if (k + 16 < cells) {
+      const occupied_cell& ahead = g.occupied[order[k + 16]];
+      for (std::uint32_t j = 0; j < ahead.count && j < 4; ++j)
+        __builtin_prefetch(&slots[g.pool[ahead.block + j].id.index], 1);
+    }
+    if (k + 32 < cells) {
+      const occupied_cell& ahead = g.occupied[order[k + 32]];
+      __builtin_prefetch(g.pool.data() + ahead.block);
+      __builtin_prefetch(reinterpret_cast<const char*>(g.pool.data() + ahead.block) + 64);
+    }
+    if (k + 48 < cells) __builtin_prefetch(&g.occupied[order[k + 48]]);
+    const auto pos = static_cast<std::uint32_t>(l.pool.size());
+    l.pool.insert(l.pool.end(), g.pool.begin() + oc.block, g.pool.begin() + oc.block + oc.count);
+    for (std::uint32_t j = 0; j < oc.count; ++j) slots[l.pool[pos + j].id.index].at = pos + j;
+    l.close_cell(g, oc.cell, pos, oc.count, std::max(base_class, class_for(oc.count)));
+  }
+  install(g, l);
+  ++paths.compactions;
+}
+
+// ---- bulk move -------------------------------------------------------------------
+// A batch that moves most of the grid objects at once (the usual time step
+// of a simulation) is applied by laying the grids out anew instead of
+// object by object: each object's cell is computed (a hash, as in
+// Algorithm 2), the objects are radix-sorted by cell, and each grid's pool,
+// occupied list and bricks are written in cell-code order, exactly the
+// layout a compaction leaves. The result is the structure the moves one by
+// one followed by a compaction would give.
+//
+// Three passes, each cut into chunks of tune.chunk_moves items that run on
+// the executor (boundaries from the input alone, so the result is the same
+// for any worker count):
+//  1. every moved object's grid and cell code (into bulk_tmp, by batch
+//     position), with the checks; per chunk, the count per grid;
+//  2. the keys scattered to their grid's key list (chunk offsets from the
+//     counts) and each list radix-sorted by cell code (parallel_radix_sort);
+//     one serial pass sizes the new storage and cuts the list into chunks at
+//     cell boundaries;
+//  3. per chunk, the new pool (the user's boxes read in cell order,
+//     prefetched), the cell records, the bricks and the slots of its objects.
+// Returns false, having changed nothing, when the batch does not qualify:
+// grids not active, a rebuild pending, fewer than tune.bulk_min moves or
+// fewer than half the grid objects, a handle twice, an invalid handle or box,
+// an object not in a grid or leaving the grids (unbounded, too large, or of a
+// size no grid exists for yet). Those batches take the object-by-object path,
+// which checks and handles everything. Everything that can fail (memory)
+// happens before anything changes.
+template <int D, class T>
+bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<const box_t> bs, std::size_t& checked) {
+  const std::size_t n = hs.size();
+  checked = 0;
+  if (!active || rebuild_pending || n < tune.bulk_min || n + slots.size() >= npos) return false;
+  std::size_t in_grids = 0;
+  for (const grid& g : grids) {
+    in_grids += g.objects;
+    if (n + g.pool.size() >= npos) return false;  // (bulk_key::src)
+  }
+  if (2 * n < in_grids) return false;
+  // When few objects changed cell in the last batch, moving them one by one
+  // is cheaper (measured at 10^6 objects: 1 % of the size per step, one
+  // by one 194 against 221 ns per object per step; 20 %, with ~10 % of the
+  // objects changing cell, 256 against 214).
+  if (last_batch_changed * tune.bulk_changed_ratio < last_batch_size) return false;
+  const std::size_t ngrids = grids.size();
+  const std::size_t chunk = std::max<std::size_t>(tune.chunk_moves, 1);
+  const std::size_t nchunks = (n + chunk - 1) / chunk;
+
+  // ---- pass 1: grid and cell of every moved object (nothing changes) ----
+  pending.assign((slots.size() + 63) / 64, 0);  // the slots the batch moves
+  bulk_tmp.resize(n);
+  std::vector<std::uint32_t> counts(nchunks * ngrids, 0);  // per chunk and grid: its moved objects that go there
+  std::vector<std::uint32_t> moved_from(nchunks * ngrids, 0);  // per chunk and grid: its moved objects that were there
+  std::vector<std::size_t> changed_in(nchunks, 0);
+  std::vector<char> failed(nchunks, 0), slot_order(nchunks, 1);
+  const std::uint32_t g0 = hs[0].generation;
+  bulk_key* const key1 = bulk_tmp.data();
+  run_chunks(nchunks, [&](std::size_t c) {
+    const std::size_t lo = c * chunk, hi = std::min(n, lo + chunk);
+    std::uint32_t* cnt = counts.data() + c * ngrids;
+    std::uint32_t* from = moved_from.data() + c * ngrids;
+    std::size_t changed = 0;
+    bool in_order = true;
+    for (std::size_t i = lo; i < hi; ++i) {
+      // the hardware prefetcher falls behind on the boxes, read in order
+      // (measured at 10^6 objects: this loop 24 -> 13 ms); a prefetch
+      // never faults, and bs.data() + n is a valid address
+      const char* ahead = reinterpret_cast<const char*>(bs.data() + std::min(i + 32, n));
+      __builtin_prefetch(ahead);
+      __builtin_prefetch(ahead + sizeof(box_t) - 1);
+      if (!live(hs[i])) return void(failed[c] = 1);
+      in_order &= hs[i].index == i && hs[i].generation == g0;
+      const box_t& b = bs[i];
+      bool valid = true;  // false for NaN too
+      for (int a = 0; a < D; ++a) valid &= b.min[a] <= b.max[a];
+      if (!valid) return void(failed[c] = 1);
+      const std::uint32_t idx = hs[i].index;
+      const std::uint64_t bit = std::uint64_t{1} << (idx & 63);
+      if (std::atomic_ref<std::uint64_t>(pending[idx >> 6]).fetch_or(bit, std::memory_order_relaxed) & bit)
+        return void(failed[c] = 1);  // moved twice: in order, one by one
+      const slot sl = slots[idx];
+      const std::uint32_t place = sl.place();
+      if (place >= kMaxGrids) return void(failed[c] = 1);
+      const double eff = effective_size(b);
+      if (std::isinf(eff)) return void(failed[c] = 1);  // (also every box with an infinite coordinate)
+      std::uint32_t gid = place;
+      if (!fits(grids[gid], eff)) {
+        gid = existing_grid(eff);
+        if (gid == npos) return void(failed[c] = 1);  // a new level: one by one
+      }
+      const std::uint32_t code = cell_of(grids[gid], b);
+      changed += gid != place || code != sl.cell;
+      ++cnt[gid];
+      ++from[place];
+      key1[i] = {code, gid};
+    }
+    changed_in[c] = changed;
+    slot_order[c] = in_order;
+  });
+  for (std::size_t c = 0; c < nchunks; ++c)
+    if (failed[c]) return false;
+  bool in_slot_order = true;
+  std::size_t changed = 0;
+  std::vector<std::size_t> moved(ngrids, 0), arriving(ngrids, 0);
+  for (std::size_t c = 0; c < nchunks; ++c) {
+    in_slot_order &= slot_order[c] != 0;
+    changed += changed_in[c];
+    for (std::size_t id = 0; id < ngrids; ++id) {
+      moved[id] += moved_from[c * ngrids + id];
+      arriving[id] += counts[c * ngrids + id];
+    }
+  }
+  checked = n;
+
+  // ---- pass 2: the keys by grid, sorted by cell; the new storage sized ----
+  // key lists: the moved objects that go to the grid (chunk c's at offset
+  // off[c][id]), then the objects the batch does not move (they keep their
+  // grid and cell and are copied from the old pool in pass 3)
+  bulk_keys.resize(ngrids);
+  std::vector<std::uint32_t> off(nchunks * ngrids);
+  for (std::size_t id = 0; id < ngrids; ++id) {
+    std::size_t stay = grids[id].objects - moved[id];
+    bulk_keys[id].clear();
+    bulk_keys[id].resize(arriving[id] + stay);
+    std::uint32_t sum = 0;
+    for (std::size_t c = 0; c < nchunks; ++c) {
+      off[c * ngrids + id] = sum;
+      sum += counts[c * ngrids + id];
+    }
+    if (stay == 0) continue;
+    std::size_t w = arriving[id];
+    const grid& g = grids[id];
+    for (const occupied_cell& oc : g.occupied)
+      for (std::uint32_t j = 0; j < oc.count; ++j) {
+        const std::uint32_t idx = g.pool[oc.block + j].id.index;
+        if (!((pending[idx >> 6] >> (idx & 63)) & 1u))
+          bulk_keys[id][w++] = {oc.cell, static_cast<std::uint32_t>(n + oc.block + j)};
+      }
+  }
+  run_chunks(nchunks, [&](std::size_t c) {
+    const std::size_t lo = c * chunk, hi = std::min(n, lo + chunk);
+    std::array<bulk_key*, kMaxGrids> to;  // (only the first ngrids are used)
+    for (std::size_t id = 0; id < ngrids; ++id) to[id] = bulk_keys[id].data() + off[c * ngrids + id];
+    for (std::size_t i = lo; i < hi; ++i) *to[key1[i].src]++ = {key1[i].code, static_cast<std::uint32_t>(i)};
+  });
+  struct plan {  // one grid's new storage and the cuts of its key list
+    std::size_t pool_size = 0, cells = 0, bricks = 0;
+    bool reuse = false;
+    struct cut {
+      std::size_t key, w, cell, brick;  // where a chunk of pass 3 starts
+    };
+    std::vector<cut> cuts;
+  };
+  std::vector<plan> plans(ngrids);
+  std::vector<layout> layouts(ngrids);
+  for (std::size_t id = 0; id < ngrids; ++id) {
+    const grid& g = grids[id];
+    auto& keys = bulk_keys[id];
+    parallel_radix_sort(keys, bulk_tmp, code_bits(g), [](const bulk_key& k) { return k.code; });
+    plan& pl = plans[id];
+    std::size_t total = 0, cells = 0, nbricks = 0, next_cut = 0;
+    std::vector<std::uint32_t>& fill = layouts[id].fill;
+    fill.clear();
+    for (std::size_t k = 0; k < keys.size();) {
+      if (k >= next_cut) {  // a chunk of pass 3 starts at the first cell at or after next_cut
+        pl.cuts.push_back({k, total, cells, nbricks});
+        next_cut = k + chunk;
+      }
+      const std::uint32_t code = keys[k].code;
+      std::size_t e = k + 1;
+      while (e < keys.size() && keys[e].code == code) ++e;
+      total += class_capacity(std::max(base_class, class_for(static_cast<std::uint32_t>(e - k))));
+      if (k == 0 || (code >> kLocalBits) != (keys[k - 1].code >> kLocalBits)) {
+        ++nbricks;
+        fill.push_back(0);
+      }
+      ++fill.back();
+      ++cells;
+      k = e;
+    }
+    pl.cuts.push_back({keys.size(), total, cells, nbricks});
+    if (total > npos) return false;
+    pl.pool_size = total;
+    pl.cells = cells;
+    pl.bricks = nbricks;
+    // A grid whose objects all move is not read as a source: its own pool is
+    // written in place (no fresh memory to fault in), unless it is far larger
+    // than needed (the growth of crowded cells may have left one twice the size).
+    pl.reuse = moved[id] == g.objects && g.pool.capacity() >= total && g.pool.capacity() <= total + total / 8;
+    layout& l = layouts[id];
+    l.occupied.reserve(std::max(cells, g.occupied.capacity() / 2));
+    l.occupied.resize(cells);
+    if (!pl.reuse) l.pool.reserve(total + total / 16);
+    l.bricks.assign((nbricks + 1) * kBrickCells, 0);
+  }
+
+  // ---- pass 3: write the new storage (nothing below allocates) ----
+  // The old pools are read for the objects the batch does not move, and stay
+  // until all grids are written.
+  for (std::size_t id = 0; id < ngrids; ++id) {
+    grid& g = grids[id];
+    layout& l = layouts[id];
+    const plan& pl = plans[id];
+    if (pl.reuse) l.pool.swap(g.pool);
+    l.pool.clear();
+    l.pool.resize(pl.pool_size);  // within the capacity reserved in pass 2; written below
+    std::fill(g.dir.begin(), g.dir.end(), 0u);
+    const auto& keys = bulk_keys[id];
+    const std::size_t m = keys.size();
+    entry* const out = l.pool.data();
+    const std::uint32_t gid = static_cast<std::uint32_t>(id);
+    run_chunks(pl.cuts.size() - 1, [&](std::size_t c) {
+      std::size_t k = pl.cuts[c].key;
+      const std::size_t kend = pl.cuts[c + 1].key;
+      auto w = static_cast<std::uint32_t>(pl.cuts[c].w);
+      std::size_t oi = pl.cuts[c].cell, brick = pl.cuts[c].brick;
+      while (k < kend) {
+        const std::uint32_t code = keys[k].code;
+        std::size_t e = k + 1;
+        while (e < m && keys[e].code == code) ++e;
+        const auto here = static_cast<std::uint32_t>(e - k);
+        const int klass = std::max(base_class, class_for(here));
+        const std::uint32_t block = w;
+        if (k == 0 || (code >> kLocalBits) != (keys[k - 1].code >> kLocalBits)) g.dir[code >> kLocalBits] = static_cast<std::uint32_t>(++brick);
+        for (; k < e; ++k, ++w) {
+          // the handles, boxes and slots are scattered: fetched 16-32 objects ahead
+          if (!in_slot_order && k + 32 < m && keys[k + 32].src < n) __builtin_prefetch(&hs[keys[k + 32].src]);
+          if (k + 16 < m) {
+            const std::uint32_t src = keys[k + 16].src;
+            if (src < n) {
+              __builtin_prefetch(&bs[src]);
+              __builtin_prefetch(reinterpret_cast<const char*>(&bs[src] + 1) - 1);
+              if (in_slot_order) __builtin_prefetch(&slots[src], 1);
+            }
+          }
+          const std::uint32_t src = keys[k].src;
+          handle h;
+          if (src < n) {
+            h = in_slot_order ? handle{src, g0} : hs[src];
+            entry en = entry::make(bs[src], h);
+            en.set_reach(reach_in(g, code, bs[src]));
+            out[w] = en;  // (plain stores: the pool then stays in cache for detection)
+          } else {
+            out[w] = g.pool[src - n];  // (not reused: some of its objects stay)
+            h = out[w].user_handle();
+          }
+          slots[h.index] = {h.generation << 8 | gid, code, w};
+        }
+        for (const std::uint32_t end = block + class_capacity(klass); w < end; ++w) out[w] = sentinel();  // free room
+        l.bricks[(brick << kLocalBits) | (code & kLocalMask)] = static_cast<std::uint32_t>(oi + 1);
+        l.occupied[oi++] = {code, block, here, static_cast<std::uint32_t>(klass)};
+      }
+    });
+  }
+  for (std::size_t id = 0; id < ngrids; ++id) {
+    install(grids[id], layouts[id]);
+    grids[id].objects = bulk_keys[id].size();
+  }
+  last_batch_changed = changed;
+  last_batch_size = n;
+  ++paths.batch_bulk;
+  // A grid that gained objects past its density grows now (section 3.4;
+  // maybe_grow rehashes it). The moves are done: if memory runs out here,
+  // the grid stays as it is, correct but denser, and grows at its next
+  // insertion.
+  for (std::size_t id = 0; id < ngrids; ++id) {
+    try {
+      for (std::uint64_t cells = 0; cells != grids[id].cell_count();) {
+        cells = grids[id].cell_count();
+        maybe_grow(static_cast<std::uint32_t>(id), 0);
+      }
+    } catch (const std::bad_alloc&) {
+    }
+  }
+  return true;
+}
+
+}  // namespace detail
+}  // namespace hhg

@@ -1,0 +1,687 @@
+// The lasting state of a hash_grids structure: its grids and their storage
+// (blocks of a pool per grid, cells through a two-level table), the handle
+// slots, the all-pairs list and the objects kept apart, and the operations
+// that place one object (insert, move, remove) or all of them (activation,
+// rebuild). Growth, compaction and the bulk move are in relayout.hpp,
+// detection in detection.hpp, validation in validation.cpp. Scratch (the
+// batch moves') is marked not_copied: a copy of the structure starts without.
+//
+// Placement is computed once per object: effective_size (cells.hpp) picks the
+// level (grid_for), cell_and_reach the cell code and the reach bits; add_to_grid
+// commits them. Every path (insert, move, batch, rebuild, growth) goes through
+// these two. See docs/hash_grids.md for the map of the parts.
+#pragma once
+
+#include <span>
+
+#include "hash_grids/cells.hpp"
+
+namespace hhg {
+namespace detail {
+
+// A member that a copy of its owner does not copy (scratch).
+template <class X>
+struct not_copied : X {
+  not_copied() = default;
+  not_copied(const not_copied&) : X() {}
+  not_copied& operator=(const not_copied&) { return *this; }
+  not_copied(not_copied&&) = default;
+  not_copied& operator=(not_copied&&) = default;
+};
+
+template <int D, class T>
+struct hash_grids_state : grid_types<D, T> {
+  using base = grid_types<D, T>;
+  using typename base::box_t;
+  using typename base::entry;
+  using typename base::query;
+  using typename base::slot;
+  using typename base::occupied_cell;
+  using typename base::grid;
+  using typename base::layout;
+  using typename base::cell_view;
+  using base::kLocalBits;
+  using base::kBrickCells;
+  using base::kLocalMask;
+  using base::q;
+  using base::sentinel;
+  using base::effective_size;
+  using base::coord;
+  using base::encode;
+  using base::axis_term;
+  using base::cell_of;
+  using base::cell_and_reach;
+  using base::reach_in;
+  using base::reach_of;
+  using base::subsets_of;
+  using base::lookup;
+  using base::fits;
+  using base::code_bits;
+  using base::install;
+  using base::sort_cells;
+
+  config cfg;
+  executor* exec = nullptr;  // not owned; nullptr: serial
+  std::vector<grid> grids;            // by id
+  std::vector<std::uint32_t> levels;  // grid ids, ascending cell size
+  std::vector<entry> list;
+  std::vector<entry> apart;
+  std::vector<slot> slots;
+  std::uint32_t free_head = npos;
+  std::size_t count = 0;
+  bool active = false;
+  bool rebuild_pending = false;
+  int base_class = 0;
+  bool in_detection = false;      // a detection is running (its callback must not change the structure)
+  tuning tune;           // thresholds (tests may change them)
+  path_counters paths;   // how often each path ran
+  std::uint64_t box_tests = 0, cells_visited = 0, pairs = 0;  // of the last detection
+
+  // Scratch of the batch moves (not copied with the structure; given back
+  // after each batch: memory is budgeted per object).
+  struct deferred_move {
+    std::uint32_t index;
+    std::uint32_t key;
+  };
+  not_copied<std::vector<deferred_move>> deferred, deferred_tmp;  // two-pass batch: the moves set aside
+  not_copied<std::vector<std::uint64_t>> pending;                 // one bit per slot: moved by this batch
+  struct bulk_key {
+    std::uint32_t code;
+    std::uint32_t src;  // position in the batch, or n + old pool position of an object the batch does not move
+  };
+  struct regrid_move {  // an object the bulk move takes to another grid
+    std::uint32_t index, grid;
+  };
+  not_copied<std::vector<regrid_move>> regrid;
+  not_copied<std::vector<big_vector<bulk_key>>> bulk_keys;  // per grid id
+  not_copied<big_vector<bulk_key>> bulk_tmp;
+  not_copied<std::vector<entry>> tmp;  // rebuild
+  std::size_t last_batch_changed = 0, last_batch_size = 0;  // bulk move: objects that changed cell, moves
+
+  explicit hash_grids_state(const config& c) : cfg(c), base_class(class_for(c.cell_capacity)) {}
+
+  // ---- grids --------------------------------------------------------------------
+  void init_grid(grid& g, double cell_size, double lower) {
+    g.cell_size = cell_size;
+    g.lower = lower;
+    g.inv = 1.0 / cell_size;
+    for (int i = 0; i < D; ++i) {
+      g.bits[i] = static_cast<std::uint32_t>(std::countr_zero(cfg.initial_cells[i]));
+      g.mask[i] = cfg.initial_cells[i] - 1;
+    }
+    g.dir.assign(static_cast<std::size_t>(g.cell_count() >> kLocalBits), 0);
+    g.bricks.assign(kBrickCells, 0);  // the empty brick (dir 0)
+    g.occupied.reserve(cfg.occupied_cells_capacity);
+  }
+
+  std::uint32_t new_grid(double cell_size, double lower, std::size_t level_pos) {
+    if (grids.size() >= kMaxGrids)
+      throw error(errc::capacity, "hhg: more than 250 grid levels needed (sizes span too many decades "
+                                  "for this hierarchy factor)");
+    // Everything that can fail first (out of memory leaves no half-made grid).
+    grid g;
+    init_grid(g, cell_size, lower);
+    levels.reserve(levels.size() + 1);
+    grids.reserve(grids.size() + 1);
+    grids.push_back(std::move(g));
+    const auto id = static_cast<std::uint32_t>(grids.size() - 1);
+    levels.insert(levels.begin() + static_cast<std::ptrdiff_t>(level_pos), id);
+    return id;
+  }
+
+  // Algorithm 3: the grid for an object of effective size `eff`, created if
+  // needed. Each grid keeps the bounds [lower, cell_size) it was created with,
+  // so placement and the checks in move() and validate() agree exactly even
+  // when f is not a power of two. An all-zero box (eff 0) fits any grid.
+  // The grid an object of effective size eff belongs in, if it exists; npos
+  // if grid_for would create one.
+  std::uint32_t existing_grid(double eff) const {
+    if (levels.empty()) return npos;
+    if (eff <= 0) return levels.front();
+    for (std::uint32_t id : levels)
+      if (fits(grids[id], eff)) return id;
+    return npos;
+  }
+
+  std::uint32_t grid_for(double eff) {
+    const double f = cfg.hierarchy_factor;
+    if (levels.empty()) {
+      const double c = eff > 0 ? eff * std::sqrt(f) : 1.0;
+      return new_grid(c, c / f, 0);
+    }
+    if (eff <= 0) return levels.front();
+    for (std::size_t i = 0; i < levels.size(); ++i) {
+      const grid& g = grids[levels[i]];
+      if (eff < g.cell_size) {
+        if (eff >= g.lower) return levels[i];
+        double prev = g.lower, x = g.lower;
+        while (eff < x) {
+          prev = x;
+          x /= f;
+        }
+        return new_grid(prev, x, i);  // x <= eff < prev
+      }
+    }
+    double prev = grids[levels.back()].cell_size, x = prev;
+    while (eff >= x) {
+      prev = x;
+      x *= f;
+    }
+    return new_grid(x, prev, levels.size());  // prev <= eff < x
+  }
+
+  // true when an object of effective size eff belongs in grid g
+  // ---- blocks ------------------------------------------------------------------
+  // (a new block lies at or above ordered_end: free lists hold no block
+  // below it, see free_block)
+  std::uint32_t alloc_block(grid& g, int k) {
+    auto& fl = g.free_blocks[k];
+    if (!fl.empty()) {
+      const std::uint32_t b = fl.back();
+      fl.pop_back();
+      return b;
+    }
+    const std::size_t start = g.pool.size();
+    const std::size_t need = start + class_capacity(k);
+    if (need > npos) throw error(errc::capacity, "hhg: a grid holds too many objects");
+    reserve_for(g.pool, need);
+    g.pool.resize(need, sentinel());
+    return static_cast<std::uint32_t>(start);
+  }
+
+  void free_block(grid& g, std::uint32_t block, int k) {
+    if (g.ordered && block < g.ordered_end) {  // a hole in the ordered part, until the next layout
+      std::fill_n(g.pool.begin() + block, class_capacity(k), sentinel());
+      return;
+    }
+    g.free_blocks[k].push_back(block);
+  }
+
+  void relocate(grid& g, occupied_cell& oc, int k) {
+    const std::uint32_t nb = alloc_block(g, k);
+    for (std::uint32_t j = 0; j < oc.count; ++j) {  // a few entries: a loop beats a memmove call
+      g.pool[nb + j] = g.pool[oc.block + j];
+      slots[g.pool[nb + j].id.index].at = nb + j;
+    }
+    free_block(g, oc.block, static_cast<int>(oc.klass));
+    oc.block = nb;
+    oc.klass = static_cast<std::uint32_t>(k);
+    g.displaced += oc.count;
+  }
+
+  // ---- cells ---------------------------------------------------------------------
+  std::uint32_t& cell_ref(grid& g, std::uint32_t code) {
+    const std::uint32_t b = code >> kLocalBits;
+    if (g.dir[b] == 0) {
+      std::uint32_t id;
+      if (!g.free_bricks.empty()) {
+        id = g.free_bricks.back();
+        g.free_bricks.pop_back();
+      } else {
+        id = static_cast<std::uint32_t>(g.brick_fill.size());
+        g.brick_fill.push_back(0);
+        g.bricks.resize(g.bricks.size() + kBrickCells, 0);
+      }
+      g.dir[b] = id + 1;
+    }
+    return g.bricks[(g.dir[b] << kLocalBits) | (code & kLocalMask)];
+  }
+
+  // ---- out of memory ---------------------------------------------------------
+  // add_to_grid and remove_from_grid must not fail half-way: prepare_add and
+  // prepare_remove reserve, beforehand, every capacity the operation can need
+  // (a reservation changes nothing a user can observe), so the operation
+  // itself never allocates. A free list is reserved before a block is
+  // returned to it.
+  // What a removal from a cell and/or an addition to a cell may need: the
+  // block classes it takes (from a free list, else from the end of the pool),
+  // the classes it returns to free lists, a brick, an occupied record.
+  struct needs {
+    std::array<int, 2> take{-1, -1}, give{-1, -1};
+    bool new_brick = false, free_brick = false, new_cell = false;
+    void add_take(int k) { take[take[0] < 0 ? 0 : 1] = k; }
+    void add_give(int k) { give[give[0] < 0 ? 0 : 1] = k; }
+  };
+  void removal_needs(const grid& g, std::uint32_t code, needs& n) const {
+    const occupied_cell& oc = g.occupied[lookup(g, code) - 1];
+    n.add_give(static_cast<int>(oc.klass));  // the cell's block, emptied or relocated
+    if (oc.count == 1) {
+      n.free_brick = true;
+    } else if (static_cast<int>(oc.klass) > base_class && 2 * (oc.count - 1) <= class_capacity(static_cast<int>(oc.klass))) {
+      n.add_take(std::max(base_class, class_for(oc.count - 1)));
+    }
+  }
+  void addition_needs(const grid& g, std::uint32_t code, needs& n) const {
+    if (g.dir[code >> kLocalBits] == 0) n.new_brick = true;
+    const std::uint32_t r = lookup(g, code);
+    if (r == 0) {
+      n.new_cell = true;
+      n.add_take(base_class);
+    } else {
+      const occupied_cell& oc = g.occupied[r - 1];
+      if (oc.count == class_capacity(static_cast<int>(oc.klass)) && oc.klass + 1 < static_cast<std::uint32_t>(kClasses)) {
+        n.add_take(static_cast<int>(oc.klass) + 1);
+        n.add_give(static_cast<int>(oc.klass));
+      }
+    }
+  }
+  // Reserves everything n lists, together: two takes of one class may need
+  // two free blocks, two gives to one class two free-list places.
+  void reserve(grid& g, const needs& n) {
+    if (n.new_brick && g.free_bricks.empty()) {
+      reserve_for(g.bricks, g.bricks.size() + kBrickCells);
+      reserve_for(g.brick_fill, g.brick_fill.size() + 1);
+    }
+    if (n.free_brick) reserve_for(g.free_bricks, g.free_bricks.size() + 1);
+    if (n.new_cell) reserve_for(g.occupied, g.occupied.size() + 1);
+    std::size_t pool_extra = 0;
+    for (int i = 0; i < 2; ++i) {
+      const int k = n.take[i];
+      if (k < 0) continue;
+      const std::size_t earlier = i == 1 && n.take[0] == k ? 1 : 0;  // free blocks the first take uses
+      if (g.free_blocks[k].size() <= earlier) pool_extra += class_capacity(k);
+    }
+    if (pool_extra != 0) reserve_for(g.pool, g.pool.size() + pool_extra);
+    for (int i = 0; i < 2; ++i) {
+      const int k = n.give[i];
+      if (k < 0) continue;
+      const std::size_t both = n.give[0] == n.give[1] ? 2 : 1;
+      reserve_for(g.free_blocks[k], g.free_blocks[k].size() + both);
+    }
+  }
+  void prepare_add(std::uint32_t gid, std::uint32_t code) {
+    needs n;
+    addition_needs(grids[gid], code, n);
+    reserve(grids[gid], n);
+  }
+  void prepare_remove(std::uint32_t gid, std::uint32_t code) {
+    needs n;
+    removal_needs(grids[gid], code, n);
+    reserve(grids[gid], n);
+  }
+  // Reserves what remove_from_grid(gid, from, .) followed by an add to cell
+  // `to` of the same grid need together. prepare_remove and prepare_add one
+  // after the other are not enough: both may count on the same free block,
+  // both may grow the pool, and both may return a block to the same free list.
+  void prepare_cell_change(std::uint32_t gid, std::uint32_t from, std::uint32_t to) {
+    needs n;
+    removal_needs(grids[gid], from, n);
+    addition_needs(grids[gid], to, n);
+    reserve(grids[gid], n);
+  }
+
+  // Adds entry e to grid gid (slot table updated). No growth check.
+  void add_to_grid(std::uint32_t gid, const entry& e) {
+    grid& g = grids[gid];
+    std::uint32_t reach;
+    const std::uint32_t code = cell_and_reach(g, e.box(), reach);
+    std::uint32_t& ref = cell_ref(g, code);
+    if (ref == 0) {
+      const std::uint32_t block = alloc_block(g, base_class);
+      reserve_for(g.occupied, g.occupied.size() + 1);
+      g.occupied.push_back({code, block, 0, static_cast<std::uint32_t>(base_class)});
+      ref = static_cast<std::uint32_t>(g.occupied.size());
+      ++g.brick_fill[g.dir[code >> kLocalBits] - 1];
+    }
+    occupied_cell& oc = g.occupied[ref - 1];
+    if (oc.count == class_capacity(static_cast<int>(oc.klass))) {
+      if (oc.klass + 1 >= static_cast<std::uint32_t>(kClasses))
+        throw error(errc::capacity, "hhg: too many objects in one cell");
+      relocate(g, oc, static_cast<int>(oc.klass) + 1);
+    }
+    g.pool[oc.block + oc.count] = e;
+    g.pool[oc.block + oc.count].set_reach(reach);
+    ++g.displaced;
+    slot& s = slots[e.id.index];
+    s.cell = code;
+    s.at = oc.block + oc.count;
+    s.set_place(gid);
+    ++oc.count;
+    ++g.objects;
+  }
+
+  void remove_from_grid(std::uint32_t gid, std::uint32_t code, std::uint32_t at) {
+    grid& g = grids[gid];
+    std::uint32_t& ref = cell_ref(g, code);
+    const std::uint32_t oi = ref - 1;
+    occupied_cell& oc = g.occupied[oi];
+    const std::uint32_t last = oc.block + oc.count - 1;
+    if (at != last) {
+      g.pool[at] = g.pool[last];
+      slots[g.pool[at].id.index].at = at;
+    }
+    g.pool[last] = sentinel();
+    --oc.count;
+    --g.objects;
+    if (oc.count == 0) {
+      free_block(g, oc.block, static_cast<int>(oc.klass));
+      ref = 0;
+      const std::uint32_t brick = g.dir[code >> kLocalBits] - 1;
+      if (--g.brick_fill[brick] == 0) {
+        g.dir[code >> kLocalBits] = 0;
+        g.free_bricks.push_back(brick);
+      }
+      if (oi + 1 != g.occupied.size()) {
+        g.occupied[oi] = g.occupied.back();
+        cell_ref(g, g.occupied[oi].cell) = oi + 1;
+      }
+      g.occupied.pop_back();
+    } else if (static_cast<int>(oc.klass) > base_class &&
+               2 * oc.count <= class_capacity(static_cast<int>(oc.klass))) {
+      relocate(g, oc, std::max(base_class, class_for(oc.count)));  // at most half full: best fit
+    }
+  }
+
+  void reset_grid(grid& g) {
+    g.dir.assign(static_cast<std::size_t>(g.cell_count() >> kLocalBits), 0);
+    g.bricks.assign(kBrickCells, 0);  // the empty brick (dir 0)
+    g.brick_fill.clear();
+    g.free_bricks.clear();
+    g.occupied.clear();
+    g.pool.clear();
+    for (auto& fl : g.free_blocks) fl.clear();
+    g.objects = 0;
+    g.displaced = 0;
+    g.ordered = false;
+    g.ordered_end = 0;
+  }
+
+  // ---- slots -------------------------------------------------------------------
+  bool live(handle h) const {
+    return h.generation != 0 && h.index < slots.size() && slots[h.index].place() != kPlaceFree &&
+           slots[h.index].generation() == h.generation;
+  }
+
+  handle new_slot() {
+    std::uint32_t index;
+    if (free_head != npos) {
+      index = free_head;
+      free_head = slots[index].at;
+    } else {
+      if (slots.size() >= npos - 1) throw error(errc::capacity, "hhg: too many objects (2^32 - 1)");
+      reserve_for(slots, slots.size() + 1);
+      slots.push_back({1u << 8 | kPlaceFree, 0, npos});
+      index = static_cast<std::uint32_t>(slots.size() - 1);
+    }
+    return {index, slots[index].generation()};
+  }
+
+  // Undoes new_slot exactly (same generation for the next insert), for an
+  // insert that failed.
+  void unnew_slot(std::uint32_t index, bool pushed) {
+    if (pushed) {
+      slots.pop_back();
+    } else {
+      slots[index].at = free_head;
+      free_head = index;
+    }
+  }
+
+  void release_slot(std::uint32_t index) {
+    slot& s = slots[index];
+    s.next_generation();
+    s.set_place(kPlaceFree);
+    s.at = free_head;
+    free_head = index;
+  }
+
+  // ---- placing and unplacing objects ---------------------------------------------
+  void push_list(std::vector<entry>& v, std::uint32_t place, const entry& e) {
+    v.push_back(e);
+    slot& s = slots[e.id.index];
+    s.at = static_cast<std::uint32_t>(v.size() - 1);
+    s.set_place(place);
+  }
+
+  void erase_list(std::vector<entry>& v, std::uint32_t pos) {
+    if (pos + 1 != v.size()) {
+      v[pos] = v.back();
+      slots[v[pos].id.index].at = pos;
+    }
+    v.pop_back();
+  }
+
+  // Stores e where it belongs (grid, list or apart).
+  void place(const entry& e) {
+    const box_t b = e.box();
+    const double eff = effective_size(b);
+    if (!is_bounded(b) || std::isinf(eff)) {
+      push_list(apart, kPlaceApart, e);
+    } else if (!active) {
+      push_list(list, kPlaceList, e);
+    } else {
+      const std::uint32_t gid = grid_for(eff);
+      maybe_grow(gid, 1);
+      prepare_add(gid, cell_of(grids[gid], e));
+      add_to_grid(gid, e);
+    }
+  }
+
+  // Reserves what place(e) will need, so that it cannot fail after an
+  // unplace (a move to another grid); may create e's grid level.
+  void prepare_place(const entry& e) {
+    const box_t b = e.box();
+    const double eff = effective_size(b);
+    if (!is_bounded(b) || std::isinf(eff)) {
+      reserve_for(apart, apart.size() + 1);
+    } else if (!active) {
+      reserve_for(list, list.size() + 1);
+    } else {
+      const std::uint32_t gid = grid_for(eff);
+      maybe_grow(gid, 1);
+      prepare_add(gid, cell_of(grids[gid], e));
+    }
+  }
+  void prepare_unplace(std::uint32_t index) {
+    const slot& sl = slots[index];
+    if (sl.place() < kMaxGrids) prepare_remove(sl.place(), sl.cell);
+  }
+
+  void unplace(std::uint32_t index) {
+    const slot s = slots[index];
+    switch (s.place()) {
+      case kPlaceList:
+        erase_list(list, s.at);
+        break;
+      case kPlaceApart:
+        erase_list(apart, s.at);
+        break;
+      default:
+        remove_from_grid(s.place(), s.cell, s.at);
+    }
+  }
+
+  entry& find(std::uint32_t index) {
+    const slot& s = slots[index];
+    switch (s.place()) {
+      case kPlaceList:
+        return list[s.at];
+      case kPlaceApart:
+        return apart[s.at];
+      default:
+        return grids[s.place()].pool[s.at];
+    }
+  }
+
+  // Points the slots of every entry of list v (the all-pairs list or the
+  // objects kept apart) at their positions in it.
+  void repoint(const std::vector<entry>& v, std::uint32_t place) {
+    for (std::uint32_t i = 0; i < v.size(); ++i) {
+      slot& sl = slots[v[i].id.index];
+      sl.set_place(place);
+      sl.at = i;
+    }
+  }
+
+  // Out of memory half-way: every grid is dropped and the list restored,
+  // exactly as before (nothing here allocates), and the error is rethrown.
+  void activate() {
+    active = true;
+    std::vector<entry> all;
+    all.swap(list);  // releases the list's memory
+    try {
+      for (const entry& e : all) place(e);
+    } catch (...) {
+      grids.clear();
+      levels.clear();
+      active = false;
+      list.swap(all);
+      repoint(list, kPlaceList);
+      throw;
+    }
+  }
+
+  // Rebuild strategy: clear every cell, reinsert every grid object.
+  // Out of memory part-way: the objects not yet placed join the unbounded ones
+  // (tested against everything: pairs stay exact), rebuild_pending stays set,
+  // and the next rebuild places them in the grids again. Nothing is lost: the
+  // scratch vector is reserved for all objects before anything changes, and
+  // on failure becomes the apart list (no allocation).
+  static bool belongs_in_grid(const entry& e) {
+    const box_t b = e.box();
+    return is_bounded(b) && !std::isinf(effective_size(b));
+  }
+  void rebuild() {
+    std::size_t total = 0;
+    for (const grid& g : grids) total += g.objects;
+    tmp.clear();
+    reserve_for(tmp, total + apart.size());
+    // nothing below allocates until place()
+    for (grid& g : grids) gather(g, tmp);
+    for (std::size_t i = apart.size(); i-- > 0;) {
+      if (!belongs_in_grid(apart[i])) continue;
+      tmp.push_back(apart[i]);
+      erase_list(apart, static_cast<std::uint32_t>(i));
+    }
+    for (grid& g : grids) reset_grid(g);
+    std::size_t i = 0;
+    try {
+      for (; i < tmp.size(); ++i) place(tmp[i]);  // place is all or nothing
+    } catch (...) {
+      tmp.erase(tmp.begin(), tmp.begin() + static_cast<std::ptrdiff_t>(i));  // the placed ones
+      tmp.insert(tmp.end(), apart.begin(), apart.end());
+      apart.swap(tmp);
+      repoint(apart, kPlaceApart);
+      throw;
+    }
+    rebuild_pending = false;
+  }
+
+  void release_batch_scratch() noexcept {
+    std::vector<deferred_move>().swap(deferred);
+    std::vector<deferred_move>().swap(deferred_tmp);
+    std::vector<std::uint64_t>().swap(pending);
+  }
+  void release_bulk_scratch() noexcept {
+    std::vector<big_vector<bulk_key>>().swap(bulk_keys);
+    big_vector<bulk_key>().swap(bulk_tmp);
+    std::vector<std::uint64_t>().swap(pending);
+    std::vector<regrid_move>().swap(regrid);
+  }
+
+  // Stable radix sort of `deferred` by key (old cell code).
+  void sort_deferred() {
+    if (deferred.size() < 2) return;
+    radix_sort(deferred, deferred_tmp, 32, [](const deferred_move& d) { return d.key; });
+  }
+
+  // ---- accounting ------------------------------------------------------------------
+  std::size_t grid_bytes(const grid& g) const {
+    std::size_t b = sizeof(grid) + capacity_bytes(g.dir) + capacity_bytes(g.bricks) +
+                    capacity_bytes(g.brick_fill) + capacity_bytes(g.free_bricks) +
+                    capacity_bytes(g.occupied) + capacity_bytes(g.pool);
+    for (const auto& fl : g.free_blocks) b += capacity_bytes(fl);
+    return b;
+  }
+
+  std::size_t total_bytes() const {
+    std::size_t b = sizeof(*this) + capacity_bytes(grids) + capacity_bytes(levels) + capacity_bytes(list) +
+                    capacity_bytes(apart) + capacity_bytes(slots) + capacity_bytes(tmp) + capacity_bytes(deferred) +
+                    capacity_bytes(deferred_tmp) + capacity_bytes(pending) + capacity_bytes(regrid) +
+                    capacity_bytes(bulk_keys) + capacity_bytes(bulk_tmp);
+    for (const auto& k : bulk_keys) b += capacity_bytes(k);
+    for (const grid& g : grids) b += grid_bytes(g) - sizeof(grid);
+    return b;
+  }
+
+  void gather(const grid& g, std::vector<entry>& out) const {
+    for (const occupied_cell& oc : g.occupied)
+      out.insert(out.end(), g.pool.begin() + oc.block, g.pool.begin() + oc.block + oc.count);
+  }
+
+  // ---- chunks of work on the executor ----------------------------------------------
+  // Runs fn(c) for every chunk c in [0, chunks): on the executor when it has
+  // more than one worker, else here, in order. Chunks never share output.
+  template <class F>
+  void run_chunks(std::size_t chunks, F&& fn) {
+    if (exec != nullptr && exec->workers() > 1 && chunks > 1) {
+      exec->parallel_for(chunks, 1, [&](std::size_t b, std::size_t e, unsigned) {
+        for (std::size_t c = b; c < e; ++c) fn(c);
+      });
+    } else {
+      for (std::size_t c = 0; c < chunks; ++c) fn(c);
+    }
+  }
+
+  // Stable LSD radix sort of v by key(x) (the low `bits` bits count), tmp
+  // scratch. With more than one worker and at least 4 chunks of
+  // tune.chunk_moves items, each pass counts per chunk, sums the counts in
+  // (digit, chunk) order and scatters per chunk: the same result as the
+  // serial sort, which runs otherwise.
+  template <class V, class W, class Key>
+  void parallel_radix_sort(V& v, W& scratch, std::uint32_t bits, Key key) {
+    const std::size_t n = v.size(), chunk = std::max<std::size_t>(tune.chunk_moves, 1);
+    bits = std::min(bits, 32u);
+    if (exec == nullptr || exec->workers() < 2 || n < 4 * chunk) {
+      if (bits <= 24) radix_sort<12>(v, scratch, bits, key);
+      else radix_sort(v, scratch, bits, key);
+      return;
+    }
+    const std::uint32_t digit = bits <= 24 ? 12 : 11, radix = 1u << digit, mask = radix - 1;
+    const std::uint32_t digits = (bits + digit - 1) / digit;
+    const std::size_t nchunks = (n + chunk - 1) / chunk;
+    std::vector<std::uint32_t> hist(nchunks * radix);
+    scratch.resize(n);
+    for (std::uint32_t d = 0; d < digits; ++d) {
+      const std::uint32_t shift = d * digit;
+      run_chunks(nchunks, [&](std::size_t c) {
+        std::uint32_t* h = hist.data() + c * radix;
+        std::fill_n(h, radix, 0u);
+        for (std::size_t i = c * chunk, e = std::min(n, i + chunk); i < e; ++i) ++h[(key(v[i]) >> shift) & mask];
+      });
+      std::uint32_t sum = 0;
+      bool one_value = false;
+      for (std::uint32_t r = 0; r < radix && !one_value; ++r) {
+        std::uint32_t all = 0;
+        for (std::size_t c = 0; c < nchunks; ++c) {
+          const std::uint32_t t = hist[c * radix + r];
+          hist[c * radix + r] = sum;
+          sum += t;
+          all += t;
+        }
+        one_value = all == n;
+      }
+      if (one_value) continue;  // every key has this digit: nothing moves
+      run_chunks(nchunks, [&](std::size_t c) {
+        std::uint32_t* h = hist.data() + c * radix;
+        for (std::size_t i = c * chunk, e = std::min(n, i + chunk); i < e; ++i) scratch[h[(key(v[i]) >> shift) & mask]++] = v[i];
+      });
+      v.swap(scratch);
+    }
+  }
+
+  // ---- growth and relayout (relayout.hpp) -------------------------------------------
+  void maybe_grow(std::uint32_t gid, std::size_t extra);
+  std::array<std::uint32_t, D> split_growth(const grid& g, const std::vector<entry>& all) const;
+  void compact(grid& g);
+  bool bulk_move(std::span<const handle> hs, std::span<const box_t> bs, std::size_t& checked);
+
+  [[noreturn]] static void broken(const std::string& what) {
+    throw std::logic_error("hhg: hash_grids invariant broken: " + what);
+  }
+
+  void validate() const;
+};
+
+}  // namespace detail
+}  // namespace hhg

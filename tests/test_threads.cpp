@@ -1,0 +1,313 @@
+// The hash grid on several workers: the same pairs in the same order for every
+// thread count (a hash of the whole pair sequence over many steps, as Box2D's
+// determinism test does), equal to brute force; and every internal path
+// forced at small sizes through the tuning, counted, and checked against
+// brute force.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "hhg/brute_force.hpp"
+#include "hhg/executor.hpp"
+#include "hhg/hash_grids.hpp"
+#include "hhg/scenes.hpp"
+
+namespace {
+
+using hhg::box;
+using hhg::handle;
+using hhg::handle_pair;
+
+using box3 = box<3, double>;
+
+// Every overlapping pair, by brute force over the live boxes, as sorted
+// (smaller handle index first) handle pairs.
+std::vector<handle_pair> brute(const std::vector<box3>& boxes, const std::vector<handle>& hs, const std::vector<char>& live) {
+  std::vector<handle_pair> out;
+  for (std::size_t i = 0; i < boxes.size(); ++i) {
+    if (!live[i]) continue;
+    for (std::size_t j = i + 1; j < boxes.size(); ++j)
+      if (live[j] && hhg::overlaps(boxes[i], boxes[j])) out.push_back({hs[i], hs[j]});
+  }
+  hhg::canonicalize(out);
+  return out;
+}
+
+std::vector<handle_pair> canonical(std::vector<handle_pair> v) {
+  hhg::canonicalize(v);
+  return v;
+}
+
+// A polydisperse scene: sizes log-uniform over a factor 40 (at least 5 grid
+// levels with factor 2), moving 30 % of their size a step so objects change
+// cell and grid; some removed and inserted between steps.
+struct scene {
+  hhg::scenes::rng r;
+  std::vector<box3> boxes;
+  std::vector<char> live;
+  double edge;
+  explicit scene(std::uint64_t seed, std::size_t n) : r(seed), edge(std::cbrt(static_cast<double>(n)) * 6.0) {
+    for (std::size_t i = 0; i < n; ++i) {
+      boxes.push_back(make());
+      live.push_back(1);
+    }
+  }
+  box3 make() {
+    const double s = std::exp(r.uniform(0.0, std::log(40.0))) * 0.5;
+    box3 b;
+    for (int a = 0; a < 3; ++a) {
+      b.min[a] = r.uniform(0.0, edge);
+      b.max[a] = b.min[a] + s * r.uniform(0.5, 1.0);
+    }
+    return b;
+  }
+  void step() {
+    for (std::size_t i = 0; i < boxes.size(); ++i) {
+      box3& b = boxes[i];
+      double size = 0;
+      for (int a = 0; a < 3; ++a) size = std::max(size, b.max[a] - b.min[a]);
+      for (int a = 0; a < 3; ++a) {
+        const double d = r.uniform(-0.3, 0.3) * size;
+        b.min[a] += d;
+        b.max[a] += d;
+      }
+      if (r.below(50) == 0) {  // a size change: may change grid level
+        const double f = r.uniform(0.3, 3.0);
+        for (int a = 0; a < 3; ++a) b.max[a] = b.min[a] + (b.max[a] - b.min[a]) * f;
+      }
+    }
+  }
+};
+
+// FNV-1a over the pair sequence.
+std::uint64_t mix(std::uint64_t h, const std::vector<handle_pair>& pairs) {
+  for (const handle_pair& p : pairs)
+    for (std::uint32_t w : {p.a.index, p.a.generation, p.b.index, p.b.generation}) {
+      h ^= w;
+      h *= 0x100000001b3ull;
+    }
+  return h ^ pairs.size();
+}
+
+hhg::detail::tuning small_tuning() {
+  hhg::detail::tuning t;
+  t.bulk_min = 64;
+  t.batch_two_pass = 64;
+  t.chunk_moves = 97;
+  t.chunk_cells = 37;
+  t.chunk_objects = 53;
+  t.compact_min = 64;
+  return t;
+}
+
+// Runs the scene for `steps` steps on `threads` workers (0: no executor) and
+// returns the hash of every step's pair sequence; checks each step against
+// brute force when `check`.
+std::uint64_t run(unsigned threads, std::size_t n, std::size_t steps, bool check) {
+  scene sc(42, n);
+  hhg::hash_grids<3, double> g;
+  g.set_tuning(small_tuning());
+  std::unique_ptr<hhg::thread_pool> pool;
+  if (threads > 0) {
+    pool = std::make_unique<hhg::thread_pool>(threads);
+    g.set_executor(pool.get());
+  }
+  std::vector<handle> hs = g.insert(std::span<const box3>(sc.boxes));
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  std::vector<handle_pair> pairs;
+  for (std::size_t s = 0; s < steps; ++s) {
+    sc.step();
+    // the live objects in one batch (the bulk path when most are live)
+    std::vector<handle> mh;
+    std::vector<box3> mb;
+    for (std::size_t i = 0; i < sc.boxes.size(); ++i)
+      if (sc.live[i]) {
+        mh.push_back(hs[i]);
+        mb.push_back(sc.boxes[i]);
+      }
+    g.move(std::span<const handle>(mh), std::span<const box3>(mb));
+    // a few removed and a few inserted
+    for (int k = 0; k < 5; ++k) {
+      const std::size_t i = sc.r.below(sc.boxes.size());
+      if (sc.live[i]) {
+        g.remove(hs[i]);
+        sc.live[i] = 0;
+      } else {
+        sc.boxes[i] = sc.make();
+        hs[i] = g.insert(sc.boxes[i]);
+        sc.live[i] = 1;
+      }
+    }
+    g.find_pairs(pairs);
+    h = mix(h, pairs);
+    if (check) {
+      EXPECT_EQ(canonical(pairs), brute(sc.boxes, hs, sc.live)) << "step " << s;
+      EXPECT_NO_THROW(g.validate());
+    }
+  }
+  if (check) {
+    EXPECT_GE(g.stats().grids.size(), 3u);
+    EXPECT_GT(g.path_counts().batch_bulk, 0u);
+    EXPECT_GT(g.path_counts().walk_across, 0u);
+    if (threads > 1) {
+      EXPECT_GT(g.path_counts().parallel_detections, 0u);
+    }
+  }
+  return h;
+}
+
+TEST(DeterminismThreads, SamePairSequenceForEveryThreadCount) {
+  const std::size_t n = 3000, steps = 25;
+  const std::uint64_t reference = run(0, n, steps, true);
+  for (unsigned t : {1u, 2u, 3u, 4u, 7u, 8u, 16u}) EXPECT_EQ(run(t, n, steps, t == 2), reference) << t << " threads";
+}
+
+TEST(DeterminismThreads, ForEachPairGivesFindPairsOrder) {
+  scene sc(7, 2000);
+  hhg::hash_grids<3, double> g;
+  g.set_tuning(small_tuning());
+  hhg::thread_pool pool(3);
+  g.set_executor(&pool);
+  g.insert(std::span<const box3>(sc.boxes));
+  std::vector<handle_pair> a, b;
+  g.find_pairs(a);
+  g.for_each_pair([&](handle p, handle q) { b.push_back({p, q}); });
+  EXPECT_EQ(a, b);
+  EXPECT_FALSE(a.empty());
+}
+
+// ---- every path, forced and counted -------------------------------------------------
+
+struct path_case {
+  hhg::detail::tuning tune;
+  bool ordered_first;  // a bulk move first (ordered grids)
+  bool insert_after;   // inserts after the bulk move (displaced cells)
+  bool one_by_one;     // moves object by object instead of a batch
+  unsigned threads;
+};
+
+hhg::detail::path_counters run_paths(const path_case& pc) {
+  scene sc(11, 1500);
+  hhg::hash_grids<3, double> g;
+  g.set_tuning(pc.tune);
+  hhg::thread_pool pool(pc.threads);
+  g.set_executor(&pool);
+  std::vector<handle> hs = g.insert(std::span<const box3>(sc.boxes));
+  std::vector<handle_pair> pairs;
+  for (int s = 0; s < 4; ++s) {
+    sc.step();
+    if (pc.one_by_one) {
+      for (std::size_t i = 0; i < hs.size(); ++i) g.move(hs[i], sc.boxes[i]);
+    } else if (pc.ordered_first || s > 0) {
+      g.move(std::span<const handle>(hs), std::span<const box3>(sc.boxes));
+    }
+    if (pc.insert_after && s == 2) {
+      for (int k = 0; k < 40; ++k) {
+        sc.boxes.push_back(sc.make());
+        sc.live.push_back(1);
+        hs.push_back(g.insert(sc.boxes.back()));
+      }
+    }
+    g.find_pairs(pairs);
+    EXPECT_EQ(canonical(pairs), brute(sc.boxes, hs, sc.live)) << "step " << s;
+    g.validate();
+  }
+  return g.path_counts();
+}
+
+TEST(PathsThreads, OrderedWalkAndBulkMoveRun) {
+  path_case pc{small_tuning(), true, false, false, 2};
+  const auto c = run_paths(pc);
+  EXPECT_GT(c.walk_ordered, 0u);
+  EXPECT_GT(c.batch_bulk, 0u);
+  EXPECT_GT(c.parallel_detections, 0u);
+}
+
+TEST(PathsThreads, UnorderedWalkRunsWhenNothingIsLaidOut) {
+  path_case pc{small_tuning(), false, false, true, 2};
+  pc.tune.compact_min = 1u << 30;  // never compacted: the grids stay unordered
+  const auto c = run_paths(pc);
+  EXPECT_GT(c.walk_unordered, 0u);
+  EXPECT_EQ(c.walk_ordered, 0u);
+}
+
+TEST(PathsThreads, DisplacedWalkRunsForCellsWrittenAfterALayout) {
+  path_case pc{small_tuning(), true, true, false, 2};
+  pc.tune.displaced_share = 0;  // never falls back to the unordered walk
+  pc.tune.compact_min = 1u << 30;
+  const auto c = run_paths(pc);
+  EXPECT_GT(c.walk_displaced, 0u);
+}
+
+TEST(PathsThreads, CrowdedAndFlatCellsAndCompaction) {
+  path_case crowded{small_tuning(), true, false, false, 2};
+  crowded.tune.flat_cell = 0;  // every cell crowded
+  const auto a = run_paths(crowded);
+  EXPECT_GT(a.cells_crowded, 0u);
+  EXPECT_EQ(a.cells_flat, 0u);
+  path_case compacting{small_tuning(), false, false, true, 1};
+  compacting.tune.compact_min = 1;
+  compacting.tune.compact_ratio = 1;
+  const auto b = run_paths(compacting);
+  EXPECT_GT(b.compactions, 0u);
+  EXPECT_GT(b.cells_flat, 0u);
+  EXPECT_GT(b.walk_ordered, 0u);  // a compacted grid is ordered
+}
+
+TEST(PathsThreads, OneByOneBatchBelowTheTwoPassSize) {
+  path_case pc{small_tuning(), true, false, false, 1};
+  pc.tune.batch_two_pass = 1u << 30;
+  pc.tune.bulk_min = 1u << 30;
+  const auto c = run_paths(pc);
+  EXPECT_GT(c.batch_one_by_one, 0u);
+  EXPECT_EQ(c.batch_bulk, 0u);
+}
+
+// A callback that changes the structure gets a clear error; the structure
+// stays valid and usable.
+TEST(MisuseThreads, ChangingTheStructureInsideForEachPairThrows) {
+  scene sc(3, 500);
+  hhg::hash_grids<3, double> g;
+  std::vector<handle> hs = g.insert(std::span<const box3>(sc.boxes));
+  std::vector<handle_pair> before;
+  g.find_pairs(before);
+  ASSERT_FALSE(before.empty());
+  const auto try_in_callback = [&](auto&& change) {
+    bool thrown = false;
+    try {
+      g.for_each_pair([&](handle, handle) { change(); });
+    } catch (const hhg::error& e) {
+      thrown = e.code() == hhg::errc::reentrant_call;
+    }
+    EXPECT_TRUE(thrown);
+    g.validate();
+    std::vector<handle_pair> after;
+    g.find_pairs(after);
+    EXPECT_EQ(canonical(after), canonical(before));
+  };
+  try_in_callback([&] { g.clear(); });
+  try_in_callback([&] { g.remove(hs[0]); });
+  try_in_callback([&] { g.move(hs[1], sc.boxes[2]); });
+  try_in_callback([&] { g.insert(sc.boxes[3]); });
+  try_in_callback([&] {
+    std::vector<handle_pair> nested;
+    g.find_pairs(nested);
+  });
+  hhg::hash_grids<3, double> moved(std::move(g));
+  EXPECT_THROW(g.insert(sc.boxes[0]), hhg::error);  // NOLINT(bugprone-use-after-move): the point of the test
+  try {
+    std::vector<handle_pair> p;
+    g.find_pairs(p);  // NOLINT(bugprone-use-after-move)
+    ADD_FAILURE() << "a moved-from structure answered";
+  } catch (const hhg::error& e) {
+    EXPECT_EQ(e.code(), hhg::errc::moved_from);
+  }
+  EXPECT_EQ(moved.size(), sc.boxes.size());
+}
+
+}  // namespace
