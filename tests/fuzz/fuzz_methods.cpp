@@ -18,6 +18,7 @@
 
 #include "hhg/brute_force.hpp"
 #include "hhg/error.hpp"
+#include "hhg/executor.hpp"
 #include "hhg/hash_grids.hpp"
 #include "hhg/hierarchical_hashing.hpp"
 #include "hhg/linear_kdtree.hpp"
@@ -118,6 +119,19 @@ void run(reader& r) {
   constexpr int D = M::dimension;
   using T = typename M::scalar;
   M m;
+  if constexpr (requires { m.set_executor(nullptr); }) {
+    // the hash grid on three workers, its paths and chunks cut small so that
+    // a few dozen objects already run the bulk move and detection in
+    // several chunks at once
+    static hhg::thread_pool pool(3);
+    m.set_executor(&pool);
+    hhg::detail::tuning t;
+    t.bulk_min = t.batch_two_pass = t.compact_min = 8;
+    t.chunk_moves = 5;
+    t.chunk_cells = 2;
+    t.chunk_objects = 3;
+    m.set_tuning(t);
+  }
   hhg::brute_force<D, T> model;
   std::vector<object> objects;
   std::vector<hhg::handle_pair> got, want;
@@ -204,6 +218,32 @@ void run(reader& r) {
         }
       }
     } else {  // detection
+      if constexpr (requires { m.set_executor(nullptr); }) {
+        const std::uint8_t extra = r.byte();
+        if (extra & 1) {  // every live object moved in one batch to its own box (the bulk path)
+          std::vector<hhg::handle> hs;
+          std::vector<typename M::box_type> bs;
+          for (const object& o : objects)
+            if (o.live && m.contains(o.subject)) {
+              hs.push_back(o.subject);
+              bs.push_back(model.get(o.model));
+            }
+          m.move(std::span<const hhg::handle>(hs), std::span<const typename M::box_type>(bs));
+        }
+        if ((extra & 2) && !objects.empty()) {  // misuse: a callback that changes the structure
+          const hhg::handle victim = objects[r.byte() % objects.size()].subject;
+          bool called = false;
+          const int code = code_of([&] {
+            m.for_each_pair([&](hhg::handle, hhg::handle) {
+              called = true;
+              if (extra & 4) m.remove(victim);
+              else m.clear();
+            });
+          });
+          if (called && code != static_cast<int>(hhg::errc::reentrant_call)) fail("a change inside for_each_pair was not refused");
+          check_validate(m);
+        }
+      }
       m.find_pairs(got);
       model.find_pairs(want);
       // map both to object numbers
