@@ -440,12 +440,25 @@ const detail::path_counters& hash_grids<D, T>::path_counts() const {
 
 template <int D, class T>
 std::vector<handle> hash_grids<D, T>::insert(std::span<const box_type> bs) {
-  writable("insert");
+  auto& s = writable("insert");
   for (const box_type& b : bs) detail::require_valid_box(b);
+  if (s.count + bs.size() > (std::size_t{1} << 32) - 2) throw error(errc::capacity, "hhg: too many objects");
   std::vector<handle> out;
+  // Enough objects to activate the grids: the first ones one by one (up to
+  // activation), the rest laid out in one pass (bulk_insert).
+  std::size_t first = 0;
+  if (!s.active && s.count + bs.size() > s.cfg.activation_threshold) first = s.cfg.activation_threshold + 1 - s.count;
   out.reserve(bs.size());
   try {
-    for (const box_type& b : bs) out.push_back(insert(b));
+    for (std::size_t i = 0; i < first; ++i) out.push_back(insert(bs[i]));
+    if (first < bs.size()) {
+      std::vector<handle> rest;
+      if (s.bulk_insert(bs.subspan(first), rest)) {
+        out.insert(out.end(), rest.begin(), rest.end());
+      } else {
+        for (std::size_t i = first; i < bs.size(); ++i) out.push_back(insert(bs[i]));
+      }
+    }
   } catch (...) {
     for (auto it = out.rbegin(); it != out.rend(); ++it) remove(*it);
     throw;

@@ -206,7 +206,10 @@ void hash_grids_state<D, T>::compact(grid& g) {
 // which checks and handles everything. Everything that can fail (memory)
 // happens before anything changes.
 template <int D, class T>
-bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<const box_t> bs, std::size_t& checked) {
+bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<const box_t> bs, std::size_t& checked,
+                                       bool fresh) {
+  // fresh: the objects are new (bulk_insert): their slots exist, but they are
+  // in no grid yet; every grid they go to exists and is large enough.
   const std::size_t n = hs.size();
   checked = 0;
   if (!active || rebuild_pending || n < tune.bulk_min || n + slots.size() >= npos) return false;
@@ -215,12 +218,12 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
     in_grids += g.objects;
     if (n + g.pool.size() >= npos) return false;  // (bulk_key::src)
   }
-  if (2 * n < in_grids) return false;
+  if (!fresh && 2 * n < in_grids) return false;
   // When few objects changed cell in the last batch, moving them one by one
   // is cheaper (measured at 10^6 objects: 1 % of the size per step, one
   // by one 194 against 221 ns per object per step; 20 %, with ~10 % of the
   // objects changing cell, 256 against 214).
-  if (last_batch_changed * tune.bulk_changed_ratio < last_batch_size) return false;
+  if (!fresh && last_batch_changed * tune.bulk_changed_ratio < last_batch_size) return false;
   const std::size_t ngrids = grids.size();
   const std::size_t chunk = std::max<std::size_t>(tune.chunk_moves, 1);
   const std::size_t nchunks = (n + chunk - 1) / chunk;
@@ -247,7 +250,7 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
       const char* ahead = reinterpret_cast<const char*>(bs.data() + std::min(i + 32, n));
       __builtin_prefetch(ahead);
       __builtin_prefetch(ahead + sizeof(box_t) - 1);
-      if (!live(hs[i])) return void(failed[c] = 1);
+      if (!fresh && !live(hs[i])) return void(failed[c] = 1);
       in_order &= hs[i].index == i && hs[i].generation == g0;
       const box_t& b = bs[i];
       bool valid = true;  // false for NaN too
@@ -259,18 +262,18 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
         return void(failed[c] = 1);  // moved twice: in order, one by one
       const slot sl = slots[idx];
       const std::uint32_t place = sl.place();
-      if (place >= kMaxGrids) return void(failed[c] = 1);
+      if (!fresh && place >= kMaxGrids) return void(failed[c] = 1);
       const double eff = effective_size(b);
       if (std::isinf(eff)) return void(failed[c] = 1);  // (also every box with an infinite coordinate)
       std::uint32_t gid = place;
-      if (!fits(grids[gid], eff)) {
+      if (fresh || !fits(grids[gid], eff)) {
         gid = existing_grid(eff);
         if (gid == npos) return void(failed[c] = 1);  // a new level: one by one
       }
       const std::uint32_t code = cell_of(grids[gid], b);
-      changed += gid != place || code != sl.cell;
+      changed += fresh || gid != place || code != sl.cell;
       ++cnt[gid];
-      ++from[place];
+      if (!fresh) ++from[place];
       key1[i] = {code, gid};
     }
     changed_in[c] = changed;
@@ -435,9 +438,13 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
     install(grids[id], layouts[id]);
     grids[id].objects = bulk_keys[id].size();
   }
-  last_batch_changed = changed;
-  last_batch_size = n;
-  ++paths.batch_bulk;
+  if (fresh) {
+    ++paths.bulk_inserts;
+  } else {
+    last_batch_changed = changed;
+    last_batch_size = n;
+    ++paths.batch_bulk;
+  }
   // A grid that gained objects past its density grows now (section 3.4;
   // maybe_grow rehashes it). The moves are done: if memory runs out here,
   // the grid stays as it is, correct but denser, and grows at its next
@@ -451,6 +458,111 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
     } catch (const std::bad_alloc&) {
     }
   }
+  return true;
+}
+
+// ---- bulk insert -----------------------------------------------------------------
+// Many new objects at once (a scene loaded, a one-shot query): their slots
+// are made, their grid levels created and each grid grown to its final size
+// while it is still empty (or by maybe_grow when it is not), and then the
+// grids are laid out with the new objects by bulk_move's passes, in cell
+// order, in parallel chunks: one pass over the objects instead of one hashed
+// insertion each. Objects kept apart (unbounded) are placed one by one.
+// Returns false, having changed nothing, when the structure is not active
+// (the caller inserts one by one; activation happens there) or the batch is
+// small. Memory running out: the new slots are given back, the levels made
+// and growths done stay (they hold no object), and the error propagates.
+template <int D, class T>
+bool hash_grids_state<D, T>::bulk_insert(std::span<const box_t> bs, std::vector<handle>& out) {
+  const std::size_t n = bs.size();
+  if (!active || rebuild_pending || n < tune.bulk_min || n + slots.size() >= npos - 1) return false;
+  out.clear();
+  out.reserve(n);
+  std::vector<std::size_t> incoming;
+  std::vector<handle> hs;
+  std::vector<box_t> kept;  // the bounded boxes when some are not
+  std::vector<std::size_t> apart_ones;
+  const std::size_t slots_before = slots.size();
+  const std::uint32_t free_before = free_head;
+  std::vector<std::uint32_t> placed;  // the fallback's placed objects (undone on failure)
+  try {
+    reserve_for(slots, slots.size() + n);
+    std::uint32_t last_gid = npos;
+    for (std::size_t i = 0; i < n; ++i) {
+      out.push_back(new_slot());
+      const double eff = effective_size(bs[i]);
+      if (!is_bounded(bs[i]) || std::isinf(eff)) {
+        apart_ones.push_back(i);
+        continue;
+      }
+      if (last_gid == npos || !fits(grids[last_gid], eff)) last_gid = grid_for(eff);
+      if (incoming.size() < grids.size()) incoming.resize(grids.size(), 0);
+      ++incoming[last_gid];
+    }
+    for (std::size_t id = 0; id < incoming.size(); ++id) {
+      if (incoming[id] == 0) continue;
+      grid& g = grids[id];
+      if (g.objects == 0 && cfg.growth == growth_rule::every_axis) {  // grow while empty: nothing to rehash
+        bool grown = false;
+        while (incoming[id] > g.cell_count() / cfg.minimal_grid_density && code_bits(g) + D <= 31) {
+          for (int a = 0; a < D; ++a) {
+            ++g.bits[a];
+            g.mask[a] = (1u << g.bits[a]) - 1;
+          }
+          grown = true;
+        }
+        if (grown) reset_grid(g);
+      } else {
+        for (std::uint64_t cells = 0; cells != g.cell_count();) {
+          cells = g.cell_count();
+          maybe_grow(static_cast<std::uint32_t>(id), incoming[id]);
+        }
+      }
+    }
+    std::span<const box_t> bounded = bs;
+    std::span<const handle> handles = out;
+    if (!apart_ones.empty()) {
+      kept.reserve(n - apart_ones.size());
+      hs.reserve(n - apart_ones.size());
+      for (std::size_t i = 0, a = 0; i < n; ++i) {
+        if (a < apart_ones.size() && apart_ones[a] == i) {
+          ++a;
+          continue;
+        }
+        kept.push_back(bs[i]);
+        hs.push_back(out[i]);
+      }
+      bounded = kept;
+      handles = hs;
+      reserve_for(apart, apart.size() + apart_ones.size());
+    }
+    std::size_t checked = 0;
+    const bool laid = bounded.empty() || bulk_move(handles, bounded, checked, true);
+    release_bulk_scratch();
+    if (!laid) {  // (fewer bounded objects than bulk_min, or a pool past 2^32 entries): one by one
+      for (std::size_t i = 0, a = 0; i < n; ++i) {
+        if (a < apart_ones.size() && apart_ones[a] == i) {
+          ++a;
+          continue;
+        }
+        placed.reserve(n);
+        place(entry::make(bs[i], out[i]));
+        placed.push_back(out[i].index);
+      }
+    }
+  } catch (...) {
+    release_bulk_scratch();
+    for (std::size_t k = placed.size(); k-- > 0;) unplace(placed[k]);
+    // nothing is placed now (bulk_move changes nothing before its last pass,
+    // which cannot fail; the fallback's placements were undone above): give
+    // the slots back, newest first
+    for (std::size_t k = out.size(); k-- > 0;) unnew_slot(out[k].index, out[k].index >= slots_before);
+    free_head = free_before;
+    out.clear();
+    throw;
+  }
+  for (std::size_t i : apart_ones) push_list(apart, kPlaceApart, entry::make(bs[i], out[i]));
+  count += n;
   return true;
 }
 

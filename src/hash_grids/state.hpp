@@ -674,7 +674,8 @@ struct hash_grids_state : grid_types<D, T> {
   void maybe_grow(std::uint32_t gid, std::size_t extra);
   std::array<std::uint32_t, D> split_growth(const grid& g, const std::vector<entry>& all) const;
   void compact(grid& g);
-  bool bulk_move(std::span<const handle> hs, std::span<const box_t> bs, std::size_t& checked);
+  bool bulk_move(std::span<const handle> hs, std::span<const box_t> bs, std::size_t& checked, bool fresh = false);
+  bool bulk_insert(std::span<const box_t> bs, std::vector<handle>& out);
 
   [[noreturn]] static void broken(const std::string& what) {
     throw std::logic_error("hhg: hash_grids invariant broken: " + what);

@@ -33,7 +33,7 @@ struct path_counters {
   std::uint64_t walk_ordered = 0, walk_unordered = 0, walk_displaced = 0, walk_across = 0;
   std::uint64_t cells_flat = 0, cells_crowded = 0;
   std::uint64_t compactions = 0;
-  std::uint64_t batch_one_by_one = 0, batch_two_pass = 0, batch_bulk = 0;
+  std::uint64_t batch_one_by_one = 0, batch_two_pass = 0, batch_bulk = 0, bulk_inserts = 0;
   std::uint64_t rebuilds = 0, grid_growths = 0;
   std::uint64_t parallel_detections = 0;
 };
