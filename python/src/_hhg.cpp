@@ -679,13 +679,16 @@ class py_structure {
     return to_numpy(std::move(p), {m, 2});
   }
   bool contains(const py::object& id) const {
-    if (!py::isinstance<py::int_>(id) || py::isinstance<py::bool_>(id)) return false;
-    long long v = 0;
-    try {
-      v = id.cast<long long>();
-    } catch (const py::cast_error&) {
-      return false;  // does not fit in int64
+    if (py::isinstance<py::bool_>(id)) return false;
+    PyObject* index = PyNumber_Index(id.ptr());  // int, numpy integers, anything with __index__
+    if (index == nullptr) {
+      PyErr_Clear();
+      return false;
     }
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(index, &overflow);
+    Py_DECREF(index);
+    if (overflow != 0) return false;  // does not fit in int64
     std::shared_lock lock(m_);
     return s_->contains(v);
   }
