@@ -54,7 +54,8 @@ def box_distance(bx, p):
     d = bx.shape[1] // 2
     lo, hi = bx[None, :, :d].astype(float), bx[None, :, d:].astype(float)
     q = p[:, None, :].astype(float)
-    g = np.where(q < lo, lo - q, np.where(q > hi, q - hi, 0.0))
+    with np.errstate(invalid="ignore"):
+        g = np.where(q < lo, lo - q, np.where(q > hi, q - hi, 0.0))
     return np.sqrt(np.sum(g * g, axis=2))
 
 
