@@ -197,3 +197,14 @@ def test_ids_encoding():
     ids = g.insert(np.zeros((3, 6)))
     assert np.all(ids >> 32 >= 1)  # generation in the high half, never 0
     np.testing.assert_array_equal(ids & 0xFFFFFFFF, [0, 1, 2])  # slot index in the low half
+
+
+def test_stub_names_every_class_and_function():
+    import ast
+    import pathlib
+    stub = pathlib.Path(hhg.__file__).with_name("__init__.pyi")
+    tree = ast.parse(stub.read_text())
+    names = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+    assert set(hhg.__all__) <= names
+    for _, cls in hhg._hhg._method_classes():
+        assert cls in names
