@@ -1045,8 +1045,28 @@ py::array query_pairs(const py::handle& points, double r, const py::object& work
   check_radius(r);
   std::vector<std::int64_t> rows = with_points(points, py::none(), [&]<int D, class T>(const T* p, std::size_t n, const T*, std::size_t) {
     py::gil_scoped_release nogil;
-    const csr c = neighbors_of<D, T>(p, n, r, nullptr, 0, workers);
     std::vector<std::int64_t> out;
+    if (pool_for(workers) == nullptr) {  // one worker: unordered lists (no transposition pass), rows sorted here
+      using P = std::array<T, D>;
+      hhg::cell_list<D, T> cl;
+      cl.build(std::vector<P>(reinterpret_cast<const P*>(p), reinterpret_cast<const P*>(p) + n), r);
+      hhg::neighbor_list nl;
+      cl.neighbors(nl, false);
+      out.reserve(nl.indices.size());
+      std::vector<std::uint32_t> row;
+      for (std::size_t i = 0; i < n; ++i) {
+        row.clear();
+        for (std::size_t t = nl.offsets[i]; t < nl.offsets[i + 1]; ++t)
+          if (nl.indices[t] > i) row.push_back(nl.indices[t]);
+        std::sort(row.begin(), row.end());
+        for (const std::uint32_t j : row) {
+          out.push_back(static_cast<std::int64_t>(i));
+          out.push_back(j);
+        }
+      }
+      return out;
+    }
+    const csr c = neighbors_of<D, T>(p, n, r, nullptr, 0, workers);
     out.reserve(c.indices.size());
     for (std::size_t i = 0; i < n; ++i)
       for (auto t = c.offsets[i]; t < c.offsets[i + 1]; ++t)  // ascending: the part above i is a suffix
