@@ -172,3 +172,39 @@ def test_empty_queries():
     assert len(idx) == 0 and off.tolist() == [0, 0]
     nid, nd = g.nearest([[0.0, 0.0]], 2)
     assert nid.tolist() == [[-1, -1]] and np.all(np.isinf(nd))
+
+
+def test_concurrent_threads_query_while_another_moves():
+    """The GIL is released during the work; the structure's lock keeps queries and changes apart."""
+    import threading
+    bx = boxes("random", 4000, 3, np.float64, seed=11)
+    g = hhg.HashGrids(workers=1)
+    ids = g.insert(bx)
+    q = boxes("random", 300, 3, np.float64, seed=12)
+    shifted = bx + 0.25
+    errors = []
+
+    def query():
+        try:
+            for _ in range(30):
+                idx, off = g.overlapping(q)
+                assert len(off) == len(q) + 1
+                n = len(idx)
+                assert n == off[-1]
+                g.nearest(q[:50, :3], 3)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=query) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for k in range(30):
+        g.move(ids, shifted if k % 2 == 0 else bx)
+        g.pairs()
+    for t in threads:
+        t.join()
+    assert not errors
+    g.validate()
+    final = bx  # 30 moves: the last (k = 29) put the boxes back
+    from scenes import overlap_matrix
+    assert csr_sets(*g.overlapping(q)) == expect_sets(overlap_matrix(q, final), ids)
