@@ -1125,9 +1125,7 @@ PYBIND11_MODULE(_hhg, m) {
       if (p) std::rethrow_exception(p);
     } catch (const hhg::error& e) {
       hhg_error(e.what());
-    } catch (const std::logic_error& e) {
-      PyErr_SetString(PyExc_RuntimeError, e.what());
-    }
+    }  // validate()'s std::logic_error: pybind11's default, RuntimeError
   });
 
   m.def("_method_classes", &method_classes, "(method name, class name) for every method of hhg::all_methods, default first.");
