@@ -41,7 +41,8 @@ def test_neighbors_and_query_pairs_brute_force(kind, dim, dtype):
             assert idx.dtype == np.int64 and off.dtype == np.int64 and len(off) == len(p) + 1
             assert csr_lists(idx, off) == [np.nonzero(row)[0].tolist() for row in m]
         i, j = np.nonzero(np.triu(m, 1))
-        np.testing.assert_array_equal(hhg.query_pairs(p, r), np.stack([i, j], 1).reshape(-1, 2))
+        for workers in (1, 2):
+            np.testing.assert_array_equal(hhg.query_pairs(p, r, workers=workers), np.stack([i, j], 1).reshape(-1, 2))
         q = points(kind, 150, dim, dtype, seed=9)
         mq = brute_within(q, p, r)
         for workers in (1, 2):
@@ -58,9 +59,10 @@ def test_against_ckdtree(dim):
     tree = cKDTree(p)
     ref = tree.query_pairs(r, output_type="ndarray")
     ref = ref[np.lexsort((ref[:, 1], ref[:, 0]))]
-    got = hhg.query_pairs(p, r)
-    assert got.shape == ref.shape and got.dtype == ref.dtype
-    np.testing.assert_array_equal(got, ref)
+    for workers in (1, 2):
+        got = hhg.query_pairs(p, r, workers=workers)
+        assert got.shape == ref.shape and got.dtype == ref.dtype
+        np.testing.assert_array_equal(got, ref)
     q = rng.uniform(0, 1, (3000, dim))
     idx, off = hhg.neighbors(p, r, other=q, workers=2)
     assert csr_lists(idx, off) == [sorted(x) for x in tree.query_ball_point(q, r)]
