@@ -15,6 +15,7 @@
 #include <pybind11/stl.h>
 
 #include <cxxabi.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <array>
@@ -64,13 +65,22 @@ handle to_handle(std::int64_t id) noexcept {
 
 /// Pools shared by every call asking for the same number of workers (a pool
 /// runs the calls of several threads one after the other). Never destroyed:
-/// their threads just wait until the process ends.
+/// their threads just wait until the process ends. A child made by fork()
+/// (multiprocessing's default on Linux) has none of the parent's threads: it
+/// forgets the parent's pools (leaking them) and starts its own.
+struct pool_registry {
+  std::mutex lock;
+  std::map<unsigned, hhg::thread_pool*> pools;
+};
+pool_registry* registry = nullptr;
+
+void forget_pools_after_fork() { registry = new pool_registry; }
+
 hhg::executor* pool_for(unsigned workers) {
-  static std::mutex lock;
-  static std::map<unsigned, hhg::thread_pool*> pools;
   if (workers <= 1) return nullptr;
-  std::lock_guard<std::mutex> g(lock);
-  auto& p = pools[workers];
+  pool_registry* reg = registry;
+  std::lock_guard<std::mutex> g(reg->lock);
+  auto& p = reg->pools[workers];
   if (!p) p = new hhg::thread_pool(workers);
   return p;
 }
@@ -1193,6 +1203,8 @@ py::list method_classes() {
 }  // namespace
 
 PYBIND11_MODULE(_hhg, m) {
+  registry = new pool_registry;
+  pthread_atfork(nullptr, nullptr, &forget_pools_after_fork);
   m.doc() = "hhg: broad-phase collision detection with hierarchical hash grids (C++ core).";
 
   static py::exception<hhg::error> hhg_error(m, "Error", PyExc_ValueError);

@@ -99,3 +99,19 @@ def test_input_is_not_modified():
     keep = bx.copy()
     hhg.pairs(bx)
     np.testing.assert_array_equal(bx, keep)
+
+
+def test_threads_work_in_a_forked_child():
+    """multiprocessing forks on Linux: a child must not wait on the parent's pool threads."""
+    import os
+    import signal
+    bx = boxes("random", 5000, 3, np.float64, seed=12)
+    ref = hhg.pairs(bx, workers=2)  # the parent's pool exists now
+    pid = os.fork()
+    if pid == 0:  # the child: exit code 0 when the result is right
+        signal.alarm(20)
+        ok = np.array_equal(hhg.pairs(bx, workers=2), ref) and np.array_equal(hhg.query_pairs(bx[:, :3], 0.5, workers=2),
+                                                                              hhg.query_pairs(bx[:, :3], 0.5, workers=1))
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
