@@ -112,8 +112,8 @@ def test_hash_grids_config_keywords():
     assert st["objects"] == 400 and st["grids_active"] and len(st["grids"]) >= 1
     p = g.pairs()
     from scenes import brute_pairs
-    np.testing.assert_array_equal(np.sort(ids[brute_pairs(bx)], axis=1)[np.lexsort(
-        (np.sort(ids[brute_pairs(bx)], axis=1)[:, 1], np.sort(ids[brute_pairs(bx)], axis=1)[:, 0]))], p)
+    want = np.sort(ids[brute_pairs(bx)], axis=1)  # index pairs -> id pairs, smaller id first
+    np.testing.assert_array_equal(p, want[np.lexsort((want[:, 1], want[:, 0]))])
     assert g.stats()["pairs"] == len(p)
 
 
