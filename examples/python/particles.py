@@ -36,7 +36,10 @@ def main():
 
     grid = hhg.HashGrids(dim=2)
     ids = grid.insert(bounds())
-    slot = {int(i): k for k, i in enumerate(ids)}  # id -> particle
+    # id = (generation << 32) | slot; slots are dense, so a plain array maps them to particles
+    slot = ids & 0xFFFFFFFF
+    particle_of = np.empty(slot.max() + 1, dtype=np.int64)
+    particle_of[slot] = np.arange(n)
     contacts = []
     for _ in range(args.steps):
         pos += vel
@@ -46,8 +49,8 @@ def main():
             pos[:, axis] = np.clip(pos[:, axis], rad, 1 - rad)
         grid.move(ids, bounds())
         pairs = grid.pairs()  # broad phase: overlapping bounding boxes (ids)
-        a = np.array([slot[int(i)] for i in pairs[:, 0]], dtype=np.int64)
-        b = np.array([slot[int(i)] for i in pairs[:, 1]], dtype=np.int64)
+        a = particle_of[pairs[:, 0] & 0xFFFFFFFF]
+        b = particle_of[pairs[:, 1] & 0xFFFFFFFF]
         d = pos[b] - pos[a]
         dist = np.linalg.norm(d, axis=1)
         touch = dist < rad[a] + rad[b]  # narrow phase: the discs themselves
