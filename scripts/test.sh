@@ -8,7 +8,9 @@
 #     "Threads" or "Concurrent");
 #  4. libFuzzer (clang) against the brute-force model, a short run
 #     (HHG_FUZZ_SECONDS, default 150) from the seed corpus tests/fuzz/corpus;
-#  5. install to a temporary prefix and build a consumer with find_package(hhg).
+#  5. install to a temporary prefix and build a consumer with find_package(hhg);
+#  6. the Python module: pip install into a fresh venv, pytest python/tests,
+#     the example examples/python/particles.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -61,4 +63,11 @@ cmake -S tests/consumer -B build-consumer -DCMAKE_PREFIX_PATH="$prefix" >/dev/nu
 cmake --build build-consumer -j"$jobs"
 ./build-consumer/quickstart
 rm -rf "$prefix"
+echo "== Python: pip install . into a fresh venv, pytest, the example =="
+pywork="$(mktemp -d)"
+/usr/bin/python3 -m venv --system-site-packages "$pywork/venv"
+CMAKE_BUILD_PARALLEL_LEVEL="$jobs" "$pywork/venv/bin/pip" install -q --no-build-isolation --no-deps --no-index .
+"$pywork/venv/bin/python" -m pytest python/tests -q -p no:cacheprovider
+"$pywork/venv/bin/python" examples/python/particles.py --steps 20 --out "$pywork/particles.png"
+rm -rf "$pywork"
 echo "== all tests passed =="

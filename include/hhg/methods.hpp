@@ -42,7 +42,7 @@ struct method_list {
       std::optional<R> r;
       ((!r && name == Ms<D, T>::method_name ? (r.emplace(f(std::type_identity<Ms<D, T>>{})), true) : false), ...);
       if (!r) unknown(name);
-      return std::move(*r);
+      return R(std::move(*r));  // a prvalue: decltype(auto) must not deduce R&& to the local
     }
   }
 
