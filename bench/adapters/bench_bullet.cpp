@@ -9,10 +9,12 @@
 //
 // Steps per size: warm-up then measured, fewer for large worlds (see steps()).
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <memory>
 #include <random>
 #include <vector>
@@ -23,26 +25,28 @@
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
-
-double seconds_since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
+// CPU time of this thread in seconds (the machine may be shared: wall time
+// would count other programs' turns).
+double cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
 // A dynamics world that times its broad-phase parts.
 class timed_world : public btDiscreteDynamicsWorld {
  public:
   using btDiscreteDynamicsWorld::btDiscreteDynamicsWorld;
-  double broadphase_seconds = 0;
+  double aabb_seconds = 0, pair_seconds = 0;
   void updateAabbs() override {
-    const auto t0 = clock_type::now();
+    const double t0 = cpu_seconds();
     btDiscreteDynamicsWorld::updateAabbs();
-    broadphase_seconds += seconds_since(t0);
+    aabb_seconds += cpu_seconds() - t0;
   }
   void computeOverlappingPairs() override {
-    const auto t0 = clock_type::now();
+    const double t0 = cpu_seconds();
     btDiscreteDynamicsWorld::computeOverlappingPairs();
-    broadphase_seconds += seconds_since(t0);
+    pair_seconds += cpu_seconds() - t0;
   }
 };
 
@@ -77,9 +81,9 @@ struct scene {
       add(shapes.back().get(), 1, at);
     }
   }
-  ~scene() {
-    for (auto& b : bodies) world->removeRigidBody(b.get());
-  }
+  // Never destroyed (see main): tearing a Bullet world down body by body is
+  // quadratic (cleanProxyFromPairs scans every pair, the object array is
+  // searched linearly), minutes at 10^5 bodies.
   void add(btCollisionShape* shape, btScalar mass, const btVector3& at) {
     btVector3 inertia(0, 0, 0);
     if (mass > 0) shape->calculateLocalInertia(mass, inertia);
@@ -88,12 +92,12 @@ struct scene {
         btRigidBody::btRigidBodyConstructionInfo(mass, states.back().get(), shape, inertia)));
     world->addRigidBody(bodies.back().get());
   }
-  // Seconds of the whole step and of its broad-phase part.
-  std::pair<double, double> step() {
-    world->broadphase_seconds = 0;
-    const auto t0 = clock_type::now();
+  // Seconds of the whole step, of updateAabbs and of computeOverlappingPairs.
+  std::array<double, 3> step() {
+    world->aabb_seconds = world->pair_seconds = 0;
+    const double t0 = cpu_seconds();
     world->stepSimulation(btScalar(1.0 / 60), 0);
-    return {seconds_since(t0), world->broadphase_seconds};
+    return {cpu_seconds() - t0, world->aabb_seconds, world->pair_seconds};
   }
 };
 
@@ -114,31 +118,39 @@ int main(int argc, char** argv) {
   std::vector<int> sizes;
   for (int i = 1; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
   if (sizes.empty()) sizes = {1000, 10000, 100000};
-  std::printf("# Bullet %d, btScalar %zu bytes; medians per step (ms), dbvt and hhg stepped alternately\n",
+  std::printf("# Bullet %d, btScalar %zu bytes; medians per step of thread CPU time (ms), dbvt and hhg stepped alternately\n",
               btGetVersion(), sizeof(btScalar));
-  std::printf("%8s %6s %12s %12s %8s %12s %12s %8s %10s %10s\n", "bodies", "steps", "dbvt_step", "hhg_step",
-              "ratio", "dbvt_bp", "hhg_bp", "ratio", "dbvt_pairs", "hhg_pairs");
+  std::printf("# bp = updateAabbs (setAabb of every object) + computeOverlappingPairs; pairs = the latter alone\n");
+  std::printf("%8s %6s %10s %10s %6s %10s %10s %6s %10s %10s %6s %10s %10s\n", "bodies", "steps", "dbvt_step",
+              "hhg_step", "ratio", "dbvt_bp", "hhg_bp", "ratio", "dbvt_pairs", "hhg_pairs", "ratio", "dbvt_cache",
+              "hhg_cache");
+  std::fflush(stdout);
   for (int n : sizes) {
-    scene a(std::make_unique<btDbvtBroadphase>(), n);
-    scene b(std::make_unique<hhg::bullet_broadphase>(), n);
+    // Left to the operating system at exit (see scene).
+    scene& a = *new scene(std::make_unique<btDbvtBroadphase>(), n);
+    scene& b = *new scene(std::make_unique<hhg::bullet_broadphase>(), n);
     const auto [warm, measured] = steps(n);
     for (int s = 0; s < warm; ++s) {
       a.step();
       b.step();
     }
-    std::vector<double> as, ab, bs, bb;
+    std::array<std::vector<double>, 3> ta, tb;
     for (int s = 0; s < measured; ++s) {
       const auto x = a.step();
       const auto y = b.step();
-      as.push_back(x.first);
-      ab.push_back(x.second);
-      bs.push_back(y.first);
-      bb.push_back(y.second);
+      ta[0].push_back(x[0]);
+      ta[1].push_back(x[1] + x[2]);
+      ta[2].push_back(x[2]);
+      tb[0].push_back(y[0]);
+      tb[1].push_back(y[1] + y[2]);
+      tb[2].push_back(y[2]);
     }
-    const double ms = 1e3;
-    std::printf("%8d %6d %12.3f %12.3f %8.2f %12.3f %12.3f %8.2f %10d %10d\n", n, measured, median(as) * ms,
-                median(bs) * ms, median(as) / median(bs), median(ab) * ms, median(bb) * ms, median(ab) / median(bb),
-                a.broadphase->getOverlappingPairCache()->getNumOverlappingPairs(),
+    std::printf("%8d %6d", n, measured);
+    for (int k = 0; k < 3; ++k) {
+      const double ma = median(ta[k]), mb = median(tb[k]);
+      std::printf(" %10.3f %10.3f %6.2f", ma * 1e3, mb * 1e3, ma / mb);
+    }
+    std::printf(" %10d %10d\n", a.broadphase->getOverlappingPairCache()->getNumOverlappingPairs(),
                 b.broadphase->getOverlappingPairCache()->getNumOverlappingPairs());
     std::fflush(stdout);
   }

@@ -87,14 +87,17 @@ class fcl_manager : public fcl::BroadPhaseCollisionManager<S> {
     const std::size_t slots = by_slot_.size() + objs.size();
     by_slot_.reserve(slots);
     boxes_.reserve(slots);
+    handles_.reserve(slots);
     const std::vector<handle> hs = grids_.insert(std::span<const box_type>(bs));
     for (std::size_t i = 0; i < objs.size(); ++i) {
       const std::uint32_t s = hs[i].index;
       if (by_slot_.size() <= s) {
         by_slot_.resize(s + 1, nullptr);
         boxes_.resize(s + 1);
+        handles_.resize(s + 1);
       }
       by_slot_[s] = objs[i];
+      handles_[s] = hs[i];
       boxes_[s] = bs[i];
       ids_.emplace(objs[i], hs[i]);
     }
@@ -120,7 +123,7 @@ class fcl_manager : public fcl::BroadPhaseCollisionManager<S> {
     bs.reserve(ids_.size());
     for (std::size_t s = 0; s < by_slot_.size(); ++s) {
       if (by_slot_[s] == nullptr) continue;
-      hs.push_back(ids_.at(by_slot_[s]));
+      hs.push_back(handles_[s]);
       bs.push_back(checked_box(by_slot_[s], "update"));
     }
     commit(hs, bs);
@@ -145,6 +148,7 @@ class fcl_manager : public fcl::BroadPhaseCollisionManager<S> {
     ids_.clear();
     by_slot_.clear();
     boxes_.clear();
+    handles_.clear();
   }
 
   /// In slot order (not registration order).
@@ -354,6 +358,7 @@ class fcl_manager : public fcl::BroadPhaseCollisionManager<S> {
   std::unordered_map<const object*, handle> ids_;
   std::vector<object*> by_slot_;  // registered object by handle index (nullptr: none)
   std::vector<box_type> boxes_;   // its box as last read
+  std::vector<handle> handles_;   // its handle
   mutable std::vector<handle_pair> pairs_;
 };
 

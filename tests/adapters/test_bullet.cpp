@@ -15,6 +15,7 @@
 #include <btBulletDynamicsCommon.h>
 
 #include "hhg/bullet.hpp"
+#include "hhg/executor.hpp"
 #include "hhg/queries.hpp"
 
 namespace {
@@ -184,6 +185,14 @@ TEST(BulletBroadphase, FallingPileDbvtReference) {
 TEST(BulletBroadphase, FallingPileExactPairsEveryStep) {
   world w(hhg_bp(), 1000);
   run_and_check(w, 200, true, any_pair);
+}
+
+TEST(BulletBroadphase, ExactPairsWithThreadPoolThreads) {
+  hhg::thread_pool pool(3);
+  auto bp = std::make_unique<hhg::bullet_broadphase>();
+  bp->set_executor(&pool);
+  world w(std::move(bp), 1000);
+  run_and_check(w, 60, true, any_pair, 13);
 }
 
 TEST(BulletBroadphase, BodiesRemovedAndAddedDuringTheRun) {
