@@ -10,7 +10,6 @@
 // Steps per size: warm-up then measured, fewer for large worlds (see steps()).
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>

@@ -8,7 +8,6 @@
 //
 //   hhg_bench_fcl [objects...]     default: 1000 10000 100000
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
