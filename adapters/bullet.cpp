@@ -56,10 +56,11 @@ bool same_box(const btVector3& a0, const btVector3& a1, const btVector3& b0, con
 }
 
 // Sorts 64-bit keys: LSD radix sort on 16-bit digits, skipping digits that
-// are equal in every key. O(n) per pass.
-void sort_keys(std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>& scratch) {
+// are equal in every key. O(n + 65536) per pass: std::sort below 4096 keys.
+void sort_keys(std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>& scratch,
+               std::vector<std::uint32_t>& count) {
   const std::size_t n = keys.size();
-  if (n < 256) {
+  if (n < 4096) {
     std::sort(keys.begin(), keys.end());
     return;
   }
@@ -70,7 +71,7 @@ void sort_keys(std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>& scr
   }
   const std::uint64_t varying = all_or ^ all_and;
   scratch.resize(n);
-  std::vector<std::uint32_t> count(1u << 16);
+  count.resize(std::size_t{1} << 16);
   for (int shift = 0; shift < 64; shift += 16) {
     if (((varying >> shift) & 0xFFFFu) == 0) continue;
     std::fill(count.begin(), count.end(), 0u);
@@ -218,7 +219,7 @@ void bullet_broadphase::calculateOverlappingPairs(btDispatcher* dispatcher) {
     if (b < a) std::swap(a, b);
     cur_[i] = a << 32 | b;
   }
-  sort_keys(cur_, sort_scratch_);
+  sort_keys(cur_, sort_scratch_, sort_count_);
 
   const auto lo = [](std::uint64_t k) { return static_cast<std::uint32_t>(k >> 32); };
   const auto hi = [](std::uint64_t k) { return static_cast<std::uint32_t>(k & 0xFFFFFFFFu); };
@@ -360,6 +361,8 @@ void bullet_broadphase::resetPool(btDispatcher* /*dispatcher*/) {
   found_.shrink_to_fit();
   sort_scratch_.clear();
   sort_scratch_.shrink_to_fit();
+  sort_count_.clear();
+  sort_count_.shrink_to_fit();
 }
 
 void bullet_broadphase::printStats() {

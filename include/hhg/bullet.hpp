@@ -129,6 +129,7 @@ class bullet_broadphase : public btBroadphaseInterface {
   std::vector<std::uint32_t> recycled_list_;
   std::vector<handle_pair> found_;
   std::vector<std::uint64_t> prev_, cur_, sort_scratch_;  // pair keys (lo slot << 32 | hi slot), sorted
+  std::vector<std::uint32_t> sort_count_;
   std::vector<handle> move_handles_;
   std::vector<box_type> move_boxes_;
   std::size_t live_ = 0;
