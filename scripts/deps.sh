@@ -3,6 +3,7 @@
 # Safe to run repeatedly: it installs only what is missing.
 set -euo pipefail
 packages=(build-essential cmake pkg-config libgtest-dev libcli11-dev nlohmann-json3-dev clang libbullet-dev libfcl-dev libcgal-dev libnanoflann-dev python3-matplotlib)
+packages+=(libopenmpi-dev openmpi-bin)  # hhg::mpi and its tests (docs/distributed.md)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
