@@ -69,6 +69,8 @@ struct distributed_statistics {
   double imbalance = 1;               ///< max over ranks of owned / average owned (after migration)
   bool rebalanced = false;            ///< the bisection was recomputed in this call
   std::uint64_t rebalances = 0;       ///< bisections computed so far
+  double commit_seconds = 0;          ///< the collective part: checks, migration, ghosts, local grid updates
+  double detect_seconds = 0;          ///< local detection and the ownership filter (find_pairs)
 };
 
 namespace detail {

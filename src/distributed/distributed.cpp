@@ -304,6 +304,13 @@ struct distributed_state {
 
   // ----- the collective step --------------------------------------------------------
   std::uint64_t commit() {
+    const double t0 = MPI_Wtime();
+    const std::uint64_t n = commit_steps();
+    st.commit_seconds = MPI_Wtime() - t0;
+    return n;
+  }
+
+  std::uint64_t commit_steps() {
     st.bytes_sent = 0;
     st.messages_sent = 0;
     st.rebalanced = false;
@@ -476,6 +483,7 @@ struct distributed_state {
 
   void find_pairs(std::vector<std::pair<std::uint64_t, std::uint64_t>>& out) {
     commit();
+    const double t0 = MPI_Wtime();
     grid.find_pairs(local_pairs);
     out.clear();
     for (const auto& hp : local_pairs) {
@@ -487,6 +495,7 @@ struct distributed_state {
     std::sort(out.begin(), out.end());
     st.local_pairs = local_pairs.size();
     st.pairs = out.size();
+    st.detect_seconds = MPI_Wtime() - t0;
   }
 };
 
