@@ -340,6 +340,45 @@ int run_command(const std::vector<std::string>& args) {
   return dim == 2 ? run_scenario<2>(total, steps, seed, varied) : run_scenario<3>(total, steps, seed, varied);
 }
 
+/// `hhg_mpi scene NAME N SEED [--dim 2|3]`: writes an adversarial zoo scene
+/// (hhg/scenes.hpp) in the input format of `pairs`, for the tests that compare
+/// `mpiexec -n P hhg_mpi pairs` with `hhg pairs`. `hhg_mpi scene list` names them.
+int scene_command(const std::vector<std::string>& args) {
+  if (g_rank != 0) return 0;
+  if (args.size() == 1 && args[0] == "list") {
+    for (const auto z : hhg::scenes::all_zoo_scenes()) std::printf("%s\n", hhg::scenes::to_string(z).c_str());
+    return 0;
+  }
+  if (args.size() != 3 && !(args.size() == 5 && args[3] == "--dim"))
+    throw input_error("usage: hhg_mpi scene NAME N SEED [--dim 2|3] (hhg_mpi scene list: the names)");
+  const int dim = args.size() == 5 ? std::stoi(args[4]) : 3;
+  for (const auto z : hhg::scenes::all_zoo_scenes()) {
+    if (hhg::scenes::to_string(z) != args[0]) continue;
+    const std::size_t n = std::stoull(args[1]);
+    const std::uint64_t seed = std::stoull(args[2]);
+    auto write = [](const auto& boxes, int d) {
+      std::printf("# dim %d\n", d);
+      char buf[64];
+      for (const auto& b : boxes) {
+        std::string line;
+        for (int a = 0; a < 2 * d; ++a) {
+          const double v = a < d ? b.min[a] : b.max[a - d];
+          const char* e = std::to_chars(buf, buf + sizeof buf, v).ptr;
+          if (a) line.push_back(' ');
+          line.append(buf, static_cast<std::size_t>(e - buf));
+        }
+        std::printf("%s\n", line.c_str());
+      }
+    };
+    if (dim == 2)
+      write(hhg::scenes::make_zoo_scene<2, double>(z, n, seed), 2);
+    else
+      write(hhg::scenes::make_zoo_scene<3, double>(z, n, seed), 3);
+    return 0;
+  }
+  throw input_error("unknown scene '" + args[0] + "' (hhg_mpi scene list: the names)");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -349,7 +388,9 @@ int main(int argc, char** argv) {
   int status = 0;
   std::vector<std::string> args(argv + 1, argv + argc);
   try {
-    if (args.empty() || (args[0] != "pairs" && args[0] != "run")) {
+    if (!args.empty() && args[0] == "scene") {
+      status = scene_command(std::vector<std::string>(args.begin() + 1, args.end()));
+    } else if (args.empty() || (args[0] != "pairs" && args[0] != "run")) {
       if (g_rank == 0)
         std::fprintf(stderr,
                      "usage: mpiexec -n P hhg_mpi pairs [--dim 2|3] [FILE]\n"
