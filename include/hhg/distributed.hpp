@@ -124,8 +124,8 @@ class distributed_hash_grids {
   std::uint64_t commit();
 
   /// Collective: commit(), then clears `out` and appends the pairs (a < b)
-  /// this rank owns, ascending. Over all ranks: every overlapping pair
-  /// exactly once.
+  /// this rank owns (order unspecified but deterministic). Over all ranks:
+  /// every overlapping pair exactly once.
   void find_pairs(std::vector<id_pair>& out);
 
   /// The part of space this rank owns: per axis [lo, hi), the outer parts

@@ -74,7 +74,13 @@ struct distributed_state {
   std::unordered_map<std::uint64_t, handle> ghosts;  // copies of other ranks' objects
   std::vector<std::uint64_t> id_of;                  // handle.index -> id
   std::vector<box_type> box_of;                      // handle.index -> box
-  std::vector<std::uint8_t> is_ghost;                // handle.index -> ghost?
+  std::vector<handle> handle_of;                     // handle.index -> handle
+  std::vector<std::uint8_t> state;                   // handle.index -> free, owned, ghost
+  static constexpr std::uint8_t free_slot = 0, owned_slot = 1, ghost_slot = 2;
+  // Staged moves of committed objects (the common case), applied as one batch.
+  std::vector<handle> move_h;
+  std::vector<box_type> move_b;
+  std::vector<std::uint32_t> move_slot;              // handle.index -> 1 + index in move_b, 0: none
   std::vector<std::uint32_t> stamp;                  // handle.index -> last exchange seen
   std::uint32_t exchange = 0;
 
@@ -95,18 +101,37 @@ struct distributed_state {
       const std::size_t n = std::max<std::size_t>(h.index + 1, 2 * id_of.size());
       id_of.resize(n);
       box_of.resize(n);
-      is_ghost.resize(n);
+      handle_of.resize(n);
+      state.resize(n);
       stamp.resize(n);
+      move_slot.resize(n);
     }
     id_of[h.index] = id;
     box_of[h.index] = b;
-    is_ghost[h.index] = ghost ? 1 : 0;
+    handle_of[h.index] = h;
+    state[h.index] = ghost ? ghost_slot : owned_slot;
     stamp[h.index] = exchange;
   }
   handle add(std::uint64_t id, const box_type& b, bool ghost) {
     const handle h = grid.insert(b);
     note(h, id, b, ghost);
     return h;
+  }
+  void drop(handle h) {
+    grid.remove(h);
+    state[h.index] = free_slot;
+  }
+  void clear_moves() {
+    for (const handle h : move_h) move_slot[h.index] = 0;
+    move_h.clear();
+    move_b.clear();
+  }
+  /// Calls f(index) for every object owned here (committed), in slot order.
+  template <class F>
+  void for_each_owned(F&& f) const {
+    const std::size_t n = state.size();
+    for (std::size_t k = 0; k < n; ++k)
+      if (state[k] == owned_slot) f(k);
   }
   void set_box(handle h, const box_type& b) {
     if (!(box_of[h.index] == b)) {
@@ -226,14 +251,14 @@ struct distributed_state {
     std::vector<sample> mine;
     mine.reserve(s);
     std::uint64_t k = 0, next_pick = 0, picked = 0;
-    for (const auto& [id, h] : owned) {
+    for_each_owned([&](std::size_t idx) {
       if (picked < s && k == next_pick) {
-        mine.push_back(sample{reference_point(box_of[h.index]), static_cast<double>(n) / static_cast<double>(s)});
+        mine.push_back(sample{reference_point(box_of[idx]), static_cast<double>(n) / static_cast<double>(s)});
         ++picked;
         next_pick = picked * n / s;
       }
       ++k;
-    }
+    });
     int mine_bytes = static_cast<int>(mine.size() * sizeof(sample));
     std::vector<int> counts(size), displs(size);
     check_mpi(MPI_Allgather(&mine_bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, comm), "Allgather");
@@ -366,16 +391,24 @@ struct distributed_state {
       agree(code, message);
     } catch (const error&) {
       staged.clear();
+      clear_moves();
       throw;
     }
     for (const auto id : removes) directory.erase(id);
     for (const auto& [id, count] : inserts) directory.insert(id);
 
-    // 2. Apply the staged operations to the local grid.
+    // 2. Apply the staged operations to the local grid: the moves of committed
+    // objects as one batch first (they were all staged before any removal or
+    // re-insertion of the same id), then the others.
+    if (!move_h.empty()) {
+      grid.move(std::span<const handle>(move_h), std::span<const box_type>(move_b));
+      for (std::size_t k = 0; k < move_h.size(); ++k) box_of[move_h[k].index] = move_b[k];
+      clear_moves();
+    }
     for (const auto& [id, op] : staged) {
       const auto it = owned.find(id);
       if (op.kind == staged_op::remove) {
-        grid.remove(it->second);
+        drop(it->second);
         owned.erase(it);
       } else if (it != owned.end()) {
         set_box(it->second, op.b);
@@ -389,7 +422,7 @@ struct distributed_state {
     std::vector<long long> load(size, 0), load_sum(size, 0);
     auto count_loads = [&] {
       std::fill(load.begin(), load.end(), 0);
-      for (const auto& [id, h] : owned) ++load[locate(reference_point(box_of[h.index]))];
+      for_each_owned([&](std::size_t idx) { ++load[locate(reference_point(box_of[idx]))]; });
       check_mpi(MPI_Allreduce(load.data(), load_sum.data(), size, MPI_LONG_LONG, MPI_SUM, comm), "Allreduce");
       long long total = 0, most = 0;
       for (const long long l : load_sum) {
@@ -410,18 +443,16 @@ struct distributed_state {
     // 4. Migration to the new owners.
     std::vector<std::vector<record>> out(size);
     std::vector<record> in;
-    for (auto it = owned.begin(); it != owned.end();) {
-      const box_type& b = box_of[it->second.index];
+    for_each_owned([&](std::size_t idx) {
+      const box_type& b = box_of[idx];
       const int r = locate(reference_point(b));
       if (r != rank) {
-        out[r].push_back({it->first, b});
-        departed.push_back(it->first);
-        grid.remove(it->second);
-        it = owned.erase(it);
-      } else {
-        ++it;
+        out[r].push_back({id_of[idx], b});
+        departed.push_back(id_of[idx]);
+        owned.erase(id_of[idx]);
+        drop(handle_of[idx]);
       }
-    }
+    });
     exchange_records(out, in);
     for (const auto& rec : in) {
       owned.emplace(rec.id, add(rec.id, rec.b, false));
@@ -434,12 +465,13 @@ struct distributed_state {
 
     // 5. Ghosts: every owned box to every other rank whose part it reaches.
     for (auto& v : out) v.clear();
-    for (const auto& [id, h] : owned) {
-      const box_type& b = box_of[h.index];
-      route(b, [&](int r) {
-        if (r != rank) out[r].push_back({id, b});
+    if (size > 1)
+      for_each_owned([&](std::size_t idx) {
+        const box_type& b = box_of[idx];
+        route(b, [&](int r) {
+          if (r != rank) out[r].push_back({id_of[idx], b});
+        });
       });
-    }
     exchange_records(out, in);
     ++exchange;
     for (const auto& rec : in) {
@@ -453,7 +485,7 @@ struct distributed_state {
     }
     for (auto it = ghosts.begin(); it != ghosts.end();) {
       if (stamp[it->second.index] != exchange) {
-        grid.remove(it->second);
+        drop(it->second);
         it = ghosts.erase(it);
       } else {
         ++it;
@@ -476,7 +508,7 @@ struct distributed_state {
         for (int i = 0; i < D; ++i) p[i] = std::min(x.min[i], y.min[i]);
         return locate(p) == rank;
       case ownership_rule::owner_of_first:
-        return !is_ghost[a.index];
+        return state[a.index] == owned_slot;
     }
     return false;
   }
@@ -486,13 +518,13 @@ struct distributed_state {
     const double t0 = MPI_Wtime();
     grid.find_pairs(local_pairs);
     out.clear();
+    const bool alone = size == 1 && rule == ownership_rule::max_of_mins;
     for (const auto& hp : local_pairs) {
-      if (!keep(hp.a, hp.b)) continue;
+      if (!alone && !keep(hp.a, hp.b)) continue;
       std::uint64_t a = id_of[hp.a.index], b = id_of[hp.b.index];
       if (b < a) std::swap(a, b);
       out.emplace_back(a, b);
     }
-    std::sort(out.begin(), out.end());
     st.local_pairs = local_pairs.size();
     st.pairs = out.size();
     st.detect_seconds = MPI_Wtime() - t0;
@@ -604,13 +636,23 @@ void distributed_hash_grids<D, T>::move(id_type id, const box_type& b) {
   if (!owns(id))
     throw error(errc::invalid_handle,
                 "hhg::distributed_hash_grids::move: global id " + std::to_string(id) + " is not owned by this rank");
-  auto& st = s_->staged;
-  using op = typename detail::distributed_state<D, T>::staged_op;
-  const auto it = st.find(id);
-  if (it != st.end())
-    it->second.b = b;  // insert stays insert, move stays move
-  else
-    st.emplace(id, op{op::move, b});
+  auto& s = *s_;
+  if (!s.staged.empty()) {
+    const auto it = s.staged.find(id);
+    if (it != s.staged.end()) {
+      it->second.b = b;  // insert stays insert, move (a remove then insert) stays move
+      return;
+    }
+  }
+  const handle h = s.owned.at(id);
+  std::uint32_t& slot = s.move_slot[h.index];
+  if (slot != 0) {
+    s.move_b[slot - 1] = b;
+  } else {
+    s.move_h.push_back(h);
+    s.move_b.push_back(b);
+    slot = static_cast<std::uint32_t>(s.move_b.size());
+  }
 }
 
 template <int D, class T>
@@ -643,7 +685,9 @@ auto distributed_hash_grids<D, T>::get(id_type id) const -> box_type {
                 "hhg::distributed_hash_grids::get: global id " + std::to_string(id) + " is not owned by this rank");
   const auto it = s_->staged.find(id);
   if (it != s_->staged.end()) return it->second.b;
-  return s_->box_of[s_->owned.at(id).index];
+  const handle h = s_->owned.at(id);
+  if (const std::uint32_t slot = s_->move_slot[h.index]) return s_->move_b[slot - 1];
+  return s_->box_of[h.index];
 }
 
 template <int D, class T>
