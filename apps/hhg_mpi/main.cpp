@@ -6,13 +6,14 @@
 //       is inserted on rank i % P, the ranks find the pairs they own, rank 0
 //       gathers and sorts them. Same input format and checks as `hhg pairs`
 //       (a bad line: message on standard error, status 2, no output).
-//   mpiexec -n P hhg_mpi run [--n N | --total N] [--steps S] [--seed S] [--varied] [--dim 2|3]
+//   mpiexec -n P hhg_mpi run [--n N | --total N] [--steps S] [--seed S] [--varied] [--dim 2|3] [--check]
 //       The thesis scenario (hhg/scenes.hpp, equal cubes or sizes 1..12),
 //       distributed: N objects per rank (weak scaling; default 100000) or N in
 //       total. Every rank steps the whole scenario (not timed) and moves the
 //       objects it owns; timed per step: the moves, the collective exchange
 //       and the detection. Reports per step the time (max over ranks), ghosts
-//       per rank, bytes sent, imbalance and pairs.
+//       per rank, bytes sent, imbalance and pairs. --check compares every step's
+//       pairs (gathered on rank 0) with a serial hhg::hash_grids: status 1 on a difference.
 #include <mpi.h>
 
 #include <algorithm>
@@ -24,12 +25,14 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "hhg/distributed.hpp"
+#include "hhg/hash_grids.hpp"
 #include "hhg/scenes.hpp"
 
 namespace {
@@ -254,8 +257,55 @@ int pairs_command(const std::vector<std::string>& args) {
   return 0;
 }
 
+/// --check: the union of the ranks' pairs (gathered on rank 0) against a serial
+/// hhg::hash_grids of the same boxes; true on every rank when they are equal.
 template <int D>
-int run_scenario(std::uint64_t total, int steps, std::uint64_t seed, bool varied) {
+bool check_step(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& mine,
+                const std::vector<hhg::box<D, double>>& boxes) {
+  std::vector<std::uint64_t> flat;
+  for (const auto& [a, b] : mine) {
+    flat.push_back(a);
+    flat.push_back(b);
+  }
+  int n = static_cast<int>(flat.size());
+  std::vector<int> counts(g_size), displs(g_size);
+  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  int sum = 0;
+  for (int r = 0; r < g_size; ++r) {
+    displs[r] = sum;
+    sum += counts[r];
+  }
+  std::vector<std::uint64_t> all(g_rank == 0 ? static_cast<std::size_t>(sum) : 0);
+  MPI_Gatherv(flat.data(), n, MPI_UINT64_T, all.data(), counts.data(), displs.data(), MPI_UINT64_T, 0,
+              MPI_COMM_WORLD);
+  int ok = 1;
+  if (g_rank == 0) {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> got(all.size() / 2), want;
+    for (std::size_t k = 0; k < got.size(); ++k) got[k] = {all[2 * k], all[2 * k + 1]};
+    std::sort(got.begin(), got.end());
+    hhg::hash_grids<D, double> serial;
+    const std::vector<hhg::handle> hs = serial.insert(std::span<const hhg::box<D, double>>(boxes));
+    std::vector<std::uint64_t> index_of(hs.size());
+    for (std::size_t k = 0; k < hs.size(); ++k) {
+      if (hs[k].index >= index_of.size()) index_of.resize(hs[k].index + 1);
+      index_of[hs[k].index] = k;
+    }
+    serial.for_each_pair([&](hhg::handle a, hhg::handle b) {
+      const std::uint64_t i = index_of[a.index], j = index_of[b.index];
+      want.emplace_back(std::min(i, j), std::max(i, j));
+    });
+    std::sort(want.begin(), want.end());
+    ok = got == want ? 1 : 0;
+    if (!ok)
+      std::fprintf(stderr, "hhg_mpi run --check: %zu pairs over the ranks, %zu from the serial hash grids\n",
+                   got.size(), want.size());
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return ok == 1;
+}
+
+template <int D>
+int run_scenario(std::uint64_t total, int steps, std::uint64_t seed, bool varied, bool check) {
   hhg::scenes::thesis_params p;
   p.n = total;
   p.seed = seed;
@@ -284,6 +334,10 @@ int run_scenario(std::uint64_t total, int steps, std::uint64_t seed, bool varied
     for (const std::uint64_t id : ids) g.move(id, boxes[id]);
     g.find_pairs(pairs);
     const double t = MPI_Wtime() - t0;
+    if (check && !check_step<D>(pairs, boxes)) {
+      if (g_rank == 0) std::fprintf(stderr, "hhg_mpi run --check: step %d differs\n", step);
+      return 1;
+    }
     const auto& st = g.stats();
     double mx[4] = {t, st.commit_seconds, st.detect_seconds, static_cast<double>(st.owned)};
     double mx_out[4];
@@ -314,7 +368,7 @@ int run_scenario(std::uint64_t total, int steps, std::uint64_t seed, bool varied
 int run_command(const std::vector<std::string>& args) {
   std::uint64_t per_rank = 100000, total = 0, seed = 1;
   int steps = 10, dim = 3;
-  bool varied = false;
+  bool varied = false, check = false;
   for (std::size_t k = 0; k < args.size(); ++k) {
     auto value = [&]() -> std::string {
       if (k + 1 >= args.size()) throw input_error(args[k] + " needs a value");
@@ -332,12 +386,15 @@ int run_command(const std::vector<std::string>& args) {
       dim = std::stoi(value());
     else if (args[k] == "--varied")
       varied = true;
+    else if (args[k] == "--check")
+      check = true;
     else
       throw input_error("unknown option '" + args[k] + "'");
   }
   if (total == 0) total = per_rank * static_cast<std::uint64_t>(g_size);
   if (steps < 0 || (dim != 2 && dim != 3)) throw input_error("--steps must be >= 0 and --dim 2 or 3");
-  return dim == 2 ? run_scenario<2>(total, steps, seed, varied) : run_scenario<3>(total, steps, seed, varied);
+  return dim == 2 ? run_scenario<2>(total, steps, seed, varied, check)
+                  : run_scenario<3>(total, steps, seed, varied, check);
 }
 
 /// `hhg_mpi scene NAME N SEED [--dim 2|3]`: writes an adversarial zoo scene
@@ -395,7 +452,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr,
                      "usage: mpiexec -n P hhg_mpi pairs [--dim 2|3] [FILE]\n"
                      "       mpiexec -n P hhg_mpi run [--n N | --total N] [--steps S] [--seed S] [--varied] "
-                     "[--dim 2|3]\n");
+                     "[--dim 2|3] [--check]\n");
       status = 2;
     } else {
       const std::vector<std::string> rest(args.begin() + 1, args.end());
