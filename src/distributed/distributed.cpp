@@ -437,6 +437,11 @@ struct distributed_state {
       bisect(static_cast<std::uint64_t>(total));
       std::tie(total, imbalance) = count_loads();
       achieved_imbalance = imbalance;
+    } else {
+      // What a bisection could not fix (everything at one point) is not retried
+      // every step; the allowance decays so a scene that spreads out later is
+      // balanced again (5 % a step).
+      achieved_imbalance = std::max(1.0, achieved_imbalance * 0.95);
     }
     st.imbalance = imbalance;
 
