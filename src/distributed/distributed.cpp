@@ -285,28 +285,34 @@ struct distributed_state {
   void exchange_records(std::vector<std::vector<R>>& out, std::vector<R>& in) {
     std::vector<int> scount(size), rcount(size), sdispl(size), rdispl(size);
     long long stotal = 0;
+    int overflow = 0;
     for (int r = 0; r < size; ++r) {
       const long long b = static_cast<long long>(out[r].size() * sizeof(R));
-      if (b > INT_MAX || stotal + b > INT_MAX)
-        throw error(errc::capacity, "hhg::distributed_hash_grids: more than 2 GiB to send in one exchange");
-      scount[r] = static_cast<int>(b);
-      sdispl[r] = static_cast<int>(stotal);
+      if (stotal + b > INT_MAX) overflow = 1;
+      scount[r] = overflow ? 0 : static_cast<int>(b);
+      sdispl[r] = overflow ? 0 : static_cast<int>(stotal);
       stotal += b;
-      if (r != rank && b > 0) {
-        st.bytes_sent += static_cast<std::uint64_t>(b);
-        ++st.messages_sent;
-      }
     }
-    std::vector<R> send(static_cast<std::size_t>(stotal) / sizeof(R));
-    for (int r = 0; r < size; ++r)
-      if (!out[r].empty()) std::memcpy(reinterpret_cast<char*>(send.data()) + sdispl[r], out[r].data(), scount[r]);
     check_mpi(MPI_Alltoall(scount.data(), 1, MPI_INT, rcount.data(), 1, MPI_INT, comm), "Alltoall");
     long long rtotal = 0;
     for (int r = 0; r < size; ++r) {
-      rdispl[r] = static_cast<int>(rtotal);
+      rdispl[r] = static_cast<int>(std::min<long long>(rtotal, INT_MAX));
       rtotal += rcount[r];
     }
-    if (rtotal > INT_MAX) throw error(errc::capacity, "hhg::distributed_hash_grids: more than 2 GiB to receive");
+    if (rtotal > INT_MAX) overflow = 1;
+    // Every rank learns whether any rank would overflow, so all throw together.
+    int any_overflow = 0;
+    check_mpi(MPI_Allreduce(&overflow, &any_overflow, 1, MPI_INT, MPI_MAX, comm), "Allreduce");
+    if (any_overflow)
+      throw error(errc::capacity, "hhg::distributed_hash_grids: more than 2 GiB to send or receive in one exchange");
+    std::vector<R> send(static_cast<std::size_t>(stotal) / sizeof(R));
+    for (int r = 0; r < size; ++r) {
+      if (!out[r].empty()) std::memcpy(reinterpret_cast<char*>(send.data()) + sdispl[r], out[r].data(), scount[r]);
+      if (r != rank && scount[r] > 0) {
+        st.bytes_sent += static_cast<std::uint64_t>(scount[r]);
+        ++st.messages_sent;
+      }
+    }
     in.resize(static_cast<std::size_t>(rtotal) / sizeof(R));
     check_mpi(MPI_Alltoallv(send.data(), scount.data(), sdispl.data(), MPI_BYTE, in.data(), rcount.data(),
                             rdispl.data(), MPI_BYTE, comm),
