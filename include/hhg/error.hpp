@@ -22,6 +22,7 @@ enum class errc {
   unknown_method,  ///< a method name that is not in hhg/methods.hpp
   reentrant_call,  ///< the structure was changed, or a detection started, from inside its own callback or visitor
   moved_from,      ///< the structure was moved from (only assignment and destruction are allowed)
+  out_of_domain,   ///< a box a periodic domain cannot hold (infinite on a periodic axis, or too many periods away)
 };
 
 class error : public std::invalid_argument {

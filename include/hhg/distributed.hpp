@@ -1,0 +1,154 @@
+// hhg/distributed.hpp: the hash grids over MPI (target hhg::mpi, built when
+// CMake finds MPI). See docs/distributed.md.
+//
+// Every rank owns the objects whose reference point lies in its part of a
+// recursive coordinate bisection (RCB) of space; it keeps them, plus ghost
+// copies of the other ranks' objects whose closed box reaches into its part,
+// in a local hhg::hash_grids. A pair is reported by exactly one rank: the rank
+// whose part holds the point max(min_a, min_b) (per axis). That point lies in
+// both closed boxes, so both boxes reach that rank's part and it sees both.
+//
+// Usage (every rank):
+//   hhg::distributed_hash_grids<3, double> g(MPI_COMM_WORLD);
+//   g.insert(id, box);              // local: objects this rank creates
+//   g.find_pairs(pairs);            // collective: the pairs this rank owns
+//   for (auto id : g.owned_ids()) g.move(id, new_box(id));   // local
+//
+// insert/move/remove are local (no communication) and are staged: they take
+// effect at the next collective find_pairs (or commit), all at once. After a
+// collective call an object may have migrated: move/remove an id only on the
+// rank that owns it (owns(id), owned_ids(), and arrived()/departed() list the
+// changes of the last collective call).
+//
+// Errors: a local call with bad input (NaN, min > max, an id already owned or
+// staged here, an id not owned here) throws hhg::error on that rank and
+// changes nothing. A collective call first agrees on errors found only
+// globally (an id inserted on two ranks, or inserted while it lives on
+// another rank): then every rank throws the same hhg::error, every rank's
+// staged operations are dropped, and the structure is as after the last
+// successful collective call. The constructor is collective and throws the
+// same hhg::error(errc::bad_config) on every rank when the ranks' configurations
+// differ or one is out of range.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "hhg/box.hpp"
+#include "hhg/config.hpp"
+#include "hhg/error.hpp"
+
+namespace hhg {
+
+struct distributed_config {
+  /// Configuration of each rank's local hash grids.
+  config grid{};
+  /// Re-bisect when the most loaded rank would own more than this factor of
+  /// the average object count. Must be >= 1 and finite. Default 1.2.
+  double rebalance_factor = 1.2;
+  /// Reference points each rank contributes to a bisection, at most (a
+  /// stride sample of its objects, weighted by its count). Must be >= 1.
+  std::uint32_t samples_per_rank = 4096;
+};
+
+/// Counters of the last collective call on this rank.
+struct distributed_statistics {
+  std::size_t owned = 0;              ///< objects owned here
+  std::size_t ghosts = 0;             ///< ghost copies held here
+  std::size_t migrated_out = 0;       ///< objects sent to their new owner
+  std::size_t migrated_in = 0;        ///< objects received from their old owner
+  std::uint64_t bytes_sent = 0;       ///< payload bytes this rank sent (ids, boxes, samples)
+  std::uint64_t messages_sent = 0;    ///< non-empty point-to-point payloads sent
+  std::size_t local_pairs = 0;        ///< pairs the local grid found (before the ownership filter)
+  std::size_t pairs = 0;              ///< pairs this rank owns
+  double imbalance = 1;               ///< max over ranks of owned / average owned (after migration)
+  bool rebalanced = false;            ///< the bisection was recomputed in this call
+  std::uint64_t rebalances = 0;       ///< bisections computed so far
+  double commit_seconds = 0;          ///< the collective part: checks, migration, ghosts, local grid updates
+  double detect_seconds = 0;          ///< local detection and the ownership filter (find_pairs)
+};
+
+namespace detail {
+template <int D, class T>
+struct distributed_state;
+/// Test hook: which rank reports a cross-rank pair. Only `max_of_mins` is
+/// correct; the others exist so the tests can show they would catch a wrong rule.
+enum class ownership_rule { max_of_mins, min_of_mins, owner_of_first };
+}  // namespace detail
+
+template <int D, class T>
+class distributed_hash_grids {
+ public:
+  using box_type = box<D, T>;
+  using id_type = std::uint64_t;
+  using id_pair = std::pair<std::uint64_t, std::uint64_t>;
+  static constexpr int dimension = D;
+  using scalar = T;
+
+  /// Collective over `comm` (duplicated; the duplicate is freed by the
+  /// destructor, which is therefore collective too).
+  explicit distributed_hash_grids(MPI_Comm comm, const distributed_config& c = {});
+  ~distributed_hash_grids();
+  distributed_hash_grids(const distributed_hash_grids&) = delete;
+  distributed_hash_grids& operator=(const distributed_hash_grids&) = delete;
+
+  /// Stages a new object with global id `id`, owned here until the next
+  /// collective call decides its owner. Throws hhg::error (nan_coordinate,
+  /// inverted_box; invalid_handle when `id` is owned or staged on this rank).
+  void insert(id_type id, const box_type& b);
+  /// Stages a new box for an object owned here. Throws hhg::error for a bad
+  /// box or an id not owned here (invalid_handle).
+  void move(id_type id, const box_type& b);
+  /// Stages the removal of an object owned here (invalid_handle otherwise).
+  void remove(id_type id);
+
+  /// True when `id` is owned here (staged operations included).
+  bool owns(id_type id) const noexcept;
+  /// The box of an object owned here (staged operations included).
+  box_type get(id_type id) const;
+  /// Ids owned here, staged operations included, ascending.
+  std::vector<id_type> owned_ids() const;
+  /// Objects owned here (staged operations included).
+  std::size_t local_size() const noexcept;
+  /// Ids that came to / left this rank in the last collective call, ascending.
+  const std::vector<id_type>& arrived() const noexcept;
+  const std::vector<id_type>& departed() const noexcept;
+
+  /// Collective: applies every rank's staged operations, migrates, rebalances
+  /// when needed, exchanges ghosts. Global object count afterwards.
+  std::uint64_t commit();
+
+  /// Collective: commit(), then clears `out` and appends the pairs (a < b)
+  /// this rank owns (order unspecified but deterministic). Over all ranks:
+  /// every overlapping pair exactly once.
+  void find_pairs(std::vector<id_pair>& out);
+
+  /// The part of space this rank owns: per axis [lo, hi), the outer parts
+  /// reaching to -inf / +inf (included). Valid after the first collective call.
+  box_type part() const;
+  /// The rank whose part holds point p (after the first collective call).
+  int rank_of(const std::array<T, D>& p) const;
+
+  const distributed_statistics& stats() const noexcept;
+  int rank() const noexcept;
+  int size() const noexcept;
+  MPI_Comm communicator() const noexcept;
+
+  /// For tests only: use a wrong ownership rule to show the tests catch it.
+  void set_ownership_rule_for_testing(detail::ownership_rule r) noexcept;
+
+ private:
+  std::unique_ptr<detail::distributed_state<D, T>> s_;
+};
+
+extern template class distributed_hash_grids<2, float>;
+extern template class distributed_hash_grids<2, double>;
+extern template class distributed_hash_grids<3, float>;
+extern template class distributed_hash_grids<3, double>;
+
+}  // namespace hhg
