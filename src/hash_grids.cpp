@@ -29,8 +29,8 @@
 //
 // Storage. Each occupied cell owns one block of a per-grid pool of entries
 // (box + handle), with capacities 1,2,3,4,6,8,12,16,... (free lists per
-// class); a full block moves to the next class, a block at a quarter of its
-// capacity to the previous one. A cell's objects are contiguous, removal
+// class); a full block moves to the next class, a block at half of its
+// capacity or less to the best-fitting class. A cell's objects are contiguous, removal
 // swaps with the cell's last object: O(1). The occupied list is a dense array
 // with swap-removal. A slot table maps handles to (grid, cell code, position
 // in block).

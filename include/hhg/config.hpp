@@ -65,9 +65,11 @@ struct config {
   std::size_t activation_threshold = 32;
 
   /// Initial object capacity of a cell (waLBerla cellVectorSize, thesis 16).
-  /// hhg stores a cell's objects in a block of a per-grid pool that doubles
-  /// when full, so a large reservation only costs memory; default 1. Must be
-  /// >= 1 and <= 2^16. Rounded up to a power of two.
+  /// hhg stores a cell's objects in a block of a per-grid pool whose
+  /// capacities step through 1, 2, 3, 4, 6, 8, 12, 16, 24, ... (factors 1.33
+  /// to 1.5; a full block moves up one step), so a large reservation only
+  /// costs memory; default 1. Must be >= 1 and <= 2^16. Rounded up to the next
+  /// capacity of that ladder.
   std::uint32_t cell_capacity = 1;
 
   /// Initial capacity of each grid's list of occupied cells (waLBerla

@@ -3,8 +3,12 @@
 // Errors come in three tiers (see docs/architecture.md):
 //  1. bad input at the API boundary (NaN, min > max, stale handle, bad
 //     configuration) throws hhg::error and leaves the structure unchanged;
-//  2. broken internal invariants trip assertions in debug builds;
-//  3. validate() checks every invariant on demand and throws std::logic_error.
+//  2. misuse throws hhg::error with its own code: a change to a structure from
+//     inside its own detection callback (reentrant_call), a call on a moved-from
+//     structure (moved_from); the structure stays valid;
+//  3. broken internal invariants are caught by validate(), which checks every
+//     invariant on demand (the tests call it after every step) and throws
+//     std::logic_error. There are no debug-only assertions.
 // The library never prints.
 #pragma once
 
