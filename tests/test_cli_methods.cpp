@@ -65,6 +65,20 @@ TEST(CliMethods, WithMethodPicksTheNamedTypeAndRefusesUnknownNames) {
   }
 }
 
+TEST(CliMethods, WithReturnsAValueNotAReferenceToADeadOne) {
+  // all_methods::with used to return std::move(*optional) through decltype(auto):
+  // a reference to a destroyed local (a double free in `hhg bench`'s children)
+  static_assert(!std::is_reference_v<decltype(hhg::all_methods::with<3, double>("hhg", [](auto) { return 1; }))>);
+  static_assert(!std::is_reference_v<decltype(hhg::cli::with_method<3>("hhg", [](auto) { return 1; }))>);
+  for (const std::string_view n : hhg::all_methods::names()) {
+    const std::vector<std::string> v = hhg::cli::with_method<3>(n, [](auto id) {
+      return std::vector<std::string>(50, std::string(100, 'x') + decltype(id)::type::method_name);
+    });
+    ASSERT_EQ(v.size(), 50u);
+    EXPECT_EQ(v[49], std::string(100, 'x') + std::string(n));
+  }
+}
+
 // --- the contract every registry method satisfies ----------------------------
 
 static_assert(std::is_same_v<hhg::pair_callback, hhg::function_ref<void(hhg::handle, hhg::handle)>>);

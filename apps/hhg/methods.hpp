@@ -59,7 +59,7 @@ inline std::string method_help() {
 /// Calls f(std::type_identity<M<D, double>>{}) for the method called `name`;
 /// throws hhg::error(errc::unknown_method) for a name not in the registry.
 template <int D, class F>
-decltype(auto) with_method(std::string_view name, F&& f) {
+auto with_method(std::string_view name, F&& f) {
   return all_methods::with<D, double>(name, std::forward<F>(f));
 }
 

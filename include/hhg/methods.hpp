@@ -42,7 +42,7 @@ struct method_list {
       std::optional<R> r;
       ((!r && name == Ms<D, T>::method_name ? (r.emplace(f(std::type_identity<Ms<D, T>>{})), true) : false), ...);
       if (!r) unknown(name);
-      return std::move(*r);
+      return R(std::move(*r));  // a value: std::move(*r) alone would make decltype(auto) a dangling R&&
     }
   }
 
