@@ -20,6 +20,7 @@
 #include "../apps/hhg/options.hpp"
 #include "cli_support.hpp"
 #include "hhg/box.hpp"
+#include "hhg/queries.hpp"
 #include "hhg/scenes.hpp"
 
 namespace {
@@ -128,8 +129,7 @@ TEST_F(cli_tool, NumbersOnTheCommandLineAreStrict) {
   write("b.txt", "0 0 0 1 1 1\n");
   write("q.txt", "0 0 0\n");
   const std::string b = quote(dir_ / "b.txt"), q = quote(dir_ / "q.txt");
-  for (const std::string args :
-       {"run --n 12abc", "run --seed -1", "run --steps 1e3", "run --n 0x10", "run --factor 0x2", "run --factor nan",
+  for (const std::string& args : std::vector<std::string>{"run --n 12abc", "run --seed -1", "run --steps 1e3", "run --n 0x10", "run --factor 0x2", "run --factor nan",
         "run --factor 1", "run --threads -1", "run --threads 2x", "bench --n 12abc", "bench --n 100,12abc",
         "bench --seed -1", "bench --steps -3", "bench --timeout 0", "query --boxes " + b + " --nearest " + q + " --k -1",
         "query --boxes " + b + " --nearest " + q + " --k 0", "query --boxes " + b + " --nearest " + q + " --k 2.5",
@@ -169,8 +169,7 @@ TEST_F(cli_tool, AFailedWriteExits1InEverySubcommand) {
   write("points.txt", "0 0 0\n");
   write("log.txt", "add 1 0 0 0 1 1 1\nadd 2 0 0 0 1 1 1\npairs\n");
   const std::string boxes = quote(dir_ / "boxes.txt"), points = quote(dir_ / "points.txt");
-  for (const std::string args :
-       {"pairs " + boxes, "pairs --format json " + boxes, "pairs --count " + boxes, "pairs --order stream " + boxes,
+  for (const std::string& args : std::vector<std::string>{"pairs " + boxes, "pairs --format json " + boxes, "pairs --count " + boxes, "pairs --order stream " + boxes,
         "replay " + quote(dir_ / "log.txt"), "run -q --n 200 --steps 2", "query --boxes " + boxes + " --point " + points,
         "query --boxes " + boxes + " --point " + points + " --format json", "neighbors --radius 1 " + points,
         "bench --scenario equal --methods hhg --n 100 --steps 1"}) {
