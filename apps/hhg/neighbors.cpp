@@ -147,7 +147,7 @@ CLI::App* add_neighbors_command(CLI::App& app, neighbors_options& o) {
   CLI::App* sub = app.add_subcommand("neighbors", "For each point, the other points within a radius");
   sub->add_option("--radius", o.radius, "Radius R >= 0 and <= 2^511, a decimal number (Euclidean, closed: distance <= R)")
       ->required()
-      ->check(number_in(0, kMaxRadius));
+      ->check(number_in(0, kMaxRadius, false, "2^511 (its square must be finite)"));
   sub->add_option("--method", o.method,
                   "cell-list (sorted cell list, default) or hierarchical (Pouchol et al. 2009, 3.3.2); same output")
       ->check(CLI::IsMember({"cell-list", "hierarchical"}));

@@ -38,21 +38,22 @@ CLI::Validator integer_in(std::uint64_t lo, std::uint64_t hi, const std::string&
       label);
 }
 
-CLI::Validator number_in(double lo, double hi, bool lo_open, const std::string& label) {
+CLI::Validator number_in(double lo, double hi, bool lo_open, const std::string& hi_text) {
   return CLI::Validator(
-      [lo, hi, lo_open](std::string& s) -> std::string {
+      [lo, hi, lo_open, hi_text](std::string& s) -> std::string {
         const char* first = s.data();
         const char* const last = s.data() + s.size();
         if (first != last && *first == '+' && last - first > 1 && first[1] != '-' && first[1] != '+') ++first;
         double v = 0;
         const auto [ptr, ec] = std::from_chars(first, last, v, std::chars_format::general);
-        const std::string range = std::string(lo_open ? "> " : ">= ") + shortest(lo) + " and <= " + shortest(hi);
+        const std::string range = std::string(lo_open ? "> " : ">= ") + shortest(lo) + " and <= " +
+                                  (hi_text.empty() ? shortest(hi) : hi_text);
         if (s.empty() || ec != std::errc{} || ptr != last || std::isnan(v))
           return "must be a decimal number " + range + ", got '" + s + "'";
         if ((lo_open ? !(v > lo) : !(v >= lo)) || !(v <= hi)) return "must be " + range + ", got '" + s + "'";
         return {};
       },
-      label);
+      "");
 }
 
 void add_grid_options(CLI::App* sub, grid_options& g) {
@@ -156,7 +157,6 @@ void add_output_options(CLI::App* sub, output_options& o) {
   sub->add_flag("--skip-header", o.skip_header, "With --format csv: no header line");
 }
 
-nlohmann::json json_number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 void write_json(std::FILE* f, const nlohmann::json& j, const std::string& what) {
   // dump() writes non-finite numbers as null; replace invalid UTF-8 instead of throwing

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -25,7 +26,8 @@ namespace hhg::cli {
 CLI::Validator integer_in(std::uint64_t lo, std::uint64_t hi, const std::string& label = "");
 /// Accepts a decimal real number v with lo <= v <= hi (lo < v when lo_open),
 /// written as the input files write numbers (no hex, no NaN, no trailing text).
-CLI::Validator number_in(double lo, double hi, bool lo_open = false, const std::string& label = "");
+/// `hi_text` names hi in the message (e.g. "2^511"); empty: the number.
+CLI::Validator number_in(double lo, double hi, bool lo_open = false, const std::string& hi_text = "");
 
 /// The hash grid's configuration flags (hhg::config), for every subcommand
 /// that builds a hash grid.
@@ -80,7 +82,9 @@ inline std::string csv_field(std::string_view s) {
 /// std::runtime_error("cannot write <what>: ...") on a write error.
 void write_json(std::FILE* f, const nlohmann::json& j, const std::string& what);
 /// A double as JSON: null when not finite.
-nlohmann::json json_number(double v);
+inline nlohmann::json json_number(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
 
 /// An output file opened for writing at once (before any long work), closed
 /// (and checked) by close(). Throws usage_error when it cannot be opened.
