@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "../apps/hhg/options.hpp"
+#include "../apps/hhg/format.hpp"
 #include "cli_support.hpp"
 #include "hhg/box.hpp"
 #include "hhg/queries.hpp"

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "hhg/config.hpp"
+#include "format.hpp"
 #include "hhg/executor.hpp"
 
 namespace hhg::cli {
@@ -66,26 +67,9 @@ struct output_options {
 };
 void add_output_options(CLI::App* sub, output_options& o);
 
-/// A CSV field: as is when it holds no comma, quote, CR or LF; else in double
-/// quotes with inner quotes doubled (RFC 4180).
-inline std::string csv_field(std::string_view s) {
-  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
-  std::string q = "\"";
-  for (const char c : s) {
-    if (c == '"') q += '"';
-    q += c;
-  }
-  return q + "\"";
-}
-
 /// Writes `j` (then '\n') to `f`, non-finite numbers as null; throws
 /// std::runtime_error("cannot write <what>: ...") on a write error.
 void write_json(std::FILE* f, const nlohmann::json& j, const std::string& what);
-/// A double as JSON: null when not finite.
-inline nlohmann::json json_number(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-}
-
 /// An output file opened for writing at once (before any long work), closed
 /// (and checked) by close(). Throws usage_error when it cannot be opened.
 class output_file {
