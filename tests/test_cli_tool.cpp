@@ -269,6 +269,14 @@ TEST_F(cli_tool, BenchOffersOnlyWhatRunsAndShowsNoMeaninglessColumn) {
   // the installed tool links no peer library and offers no peer
   for (const char* peer : {"bullet", "fcl-", "cgal"}) EXPECT_FALSE(contains(r.out, peer)) << peer;
   EXPECT_EQ(run("bench --methods fcl-itree --n 100 --steps 1").status, 2);
+  // ... and its executable needs none of their shared libraries
+  if (fs::exists("/usr/bin/ldd")) {
+    const std::string deps = dir_ / "ldd.txt";
+    ASSERT_EQ(std::system(("/usr/bin/ldd " + quote(hhg_cli_test::tool_path) + " > " + quote(deps)).c_str()), 0);
+    const std::string libs = hhg_cli_test::slurp(deps);
+    for (const char* lib : {"Bullet", "LinearMath", "libfcl", "libccd", "CGAL", "gmp"})
+      EXPECT_FALSE(contains(libs, lib)) << lib << " in\n" << libs;
+  }
   // a scenario the chosen methods cannot run is an error, not an empty table
   for (const char* args : {"bench --scenario factor --methods brute --n 100 --steps 1",
                            "bench --scenario update --methods sap --n 100 --steps 1"}) {
