@@ -206,6 +206,75 @@ template class thesis_scenario<2, double>;
 template class thesis_scenario<3, float>;
 template class thesis_scenario<3, double>;
 
+// --- named variants of the thesis scenario ----------------------------------------------
+
+const std::vector<named_scenario>& named_scenarios() {
+  static const std::vector<named_scenario> table = {
+      {"equal", "equal cubes", [](thesis_params&) {}, false},
+      {"varied", "sizes uniform over a factor 12",
+       [](thesis_params& p) {
+         p.size_min = 1;
+         p.size_max = 12;
+       },
+       false},
+      {"elongated", "10x1x1 boxes", [](thesis_params& p) { p.elongation = 10; }, false},
+      {"coherent", "slow motion (1% of the size per step)", [](thesis_params& p) { p.max_speed_fraction = 0.01; },
+       false},
+      {"sparse", "almost no pairs", [](thesis_params& p) { p.pairs_per_object = 0.001; }, false},
+      {"uneven", "domain 1024 times longer in x", [](thesis_params& p) { p.domain_aspect = 1024; }, false},
+      {"mixed", "equal cubes among a few static cubes 1000 times larger", [](thesis_params&) {}, true},
+      {"jumping", "fast motion (up to 3 sizes per step: nearly every object changes cells)",
+       [](thesis_params& p) { p.max_speed_fraction = 3.0; }, false},
+  };
+  return table;
+}
+
+std::vector<std::string> named_scenario_names() {
+  std::vector<std::string> v;
+  for (const named_scenario& s : named_scenarios()) v.emplace_back(s.name);
+  return v;
+}
+
+const named_scenario& find_named_scenario(std::string_view name) {
+  for (const named_scenario& s : named_scenarios())
+    if (s.name == name) return s;
+  std::string known;
+  for (const named_scenario& s : named_scenarios()) known += (known.empty() ? "" : ", ") + std::string(s.name);
+  throw std::invalid_argument("unknown scenario '" + std::string(name) + "' (scenarios: " + known + ")");
+}
+
+thesis_params named_scenario_params(std::string_view name, std::size_t n, std::uint64_t seed) {
+  thesis_params p;
+  find_named_scenario(name).adjust(p);
+  p.n = n;
+  p.seed = seed;
+  return p;
+}
+
+template <int D, class T>
+std::vector<box<D, T>> huge_static_boxes(const thesis_scenario<D, T>& scene, std::uint64_t seed) {
+  rng r(seed + 17);
+  const std::vector<double>& dom = scene.domain();
+  const std::size_t k = std::max<std::size_t>(1, scene.params().n / 2000);
+  std::vector<box<D, T>> out;
+  out.reserve(k);
+  for (std::size_t i = 0; i < k; ++i) {
+    box<D, T> b;
+    for (int a = 0; a < D; ++a) {
+      const double lo = r.uniform(0, dom[static_cast<std::size_t>(a)]);
+      b.min[a] = static_cast<T>(lo);
+      b.max[a] = static_cast<T>(lo + 1000.0);
+    }
+    out.push_back(b);
+  }
+  return out;
+}
+
+template std::vector<box<2, float>> huge_static_boxes(const thesis_scenario<2, float>&, std::uint64_t);
+template std::vector<box<2, double>> huge_static_boxes(const thesis_scenario<2, double>&, std::uint64_t);
+template std::vector<box<3, float>> huge_static_boxes(const thesis_scenario<3, float>&, std::uint64_t);
+template std::vector<box<3, double>> huge_static_boxes(const thesis_scenario<3, double>&, std::uint64_t);
+
 // --- the zoo ------------------------------------------------------------------------
 
 std::vector<zoo> all_zoo_scenes() {

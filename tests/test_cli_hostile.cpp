@@ -30,7 +30,6 @@
 #include "cli_support.hpp"
 #include "hhg/scenes.hpp"
 
-#ifdef HHG_CLI_PATH
 
 namespace {
 
@@ -678,4 +677,3 @@ TEST_F(cli_hostile, EmptyInputAndOnlyComments) {
 
 }  // namespace
 
-#endif  // HHG_CLI_PATH

@@ -25,7 +25,6 @@
 #include "cli_support.hpp"
 #include "hhg/scenes.hpp"
 
-#ifdef HHG_CLI_PATH
 
 namespace {
 
@@ -226,4 +225,3 @@ TEST_F(cli_query, NeighborsMatchBruteForce) {
 
 }  // namespace
 
-#endif  // HHG_CLI_PATH

@@ -9,16 +9,24 @@
 #include <CLI/CLI.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "hhg/config.hpp"
+#include "options.hpp"
 
 namespace hhg::cli {
 
 inline constexpr int exit_ok = 0;
 inline constexpr int exit_failure = 1;
 inline constexpr int exit_usage = 2;
+
+/// Prints "hhg: <what>" on standard error (no second "hhg: " when `what` has one).
+inline void print_error(const std::string& what) {
+  std::fprintf(stderr, "%s%s\n", what.rfind("hhg: ", 0) == 0 ? "" : "hhg: ", what.c_str());
+}
 
 /// A request that cannot be served as given (e.g. --check with too many
 /// objects, a bad hash grid configuration). Exit status 2.
@@ -27,11 +35,16 @@ class usage_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// `hhg pairs [--method hhg|brute] [--dim 2|3] [FILE]`
+/// `hhg pairs [--method M] [--dim 2|3] [--format F] [--count] [--order O] [FILE]`
 struct pairs_options {
   std::string method = "hhg";
   int dim = 0;  // 0: from the '# dim N' header, else 3
   std::string file;
+  std::string order = "auto";    // sorted, stream, auto
+  std::uint64_t sort_memory = 0;  // 0: a quarter of the physical memory
+  output_options out;
+  grid_options grid;
+  unsigned threads = 0;
 };
 CLI::App* add_pairs_command(CLI::App& app, pairs_options& o);
 int pairs_command(const pairs_options& o);
@@ -53,30 +66,27 @@ struct run_options {
   std::uint64_t seed = 1;
   int dim = 3;
   bool use_float = false;
-  std::string strategy = "incremental";
-  std::string growth = "every-axis";
   bool check = false;
   bool quiet = false;
   std::string json;
-  // hhg::config fields, defaults taken from hhg::config.
-  double factor = config{}.hierarchy_factor;
-  std::uint32_t density = config{}.minimal_grid_density;
-  std::size_t threshold = config{}.activation_threshold;
-  std::uint32_t cells = config{}.initial_cells[0];
-  std::uint32_t cell_capacity = config{}.cell_capacity;
+  grid_options grid;
+  unsigned threads = 0;
 };
 CLI::App* add_run_command(CLI::App& app, run_options& o);
 int run_command(const run_options& o);
 
 /// `hhg bench [--scenario S,...] [--methods M,...] [--n N,...] [--steps S] [--seed K]
-/// [--json FILE] [--csv FILE] [--quick] [--timeout SECONDS]`
+/// [--json FILE] [--csv FILE] [--skip-header] [--quick] [--timeout SECONDS] [--threads N]`
+/// (bench/harness/bench.cpp; `hhg_bench` is the same with the peers compiled in)
 struct bench_options {
-  std::string scenarios;
-  std::string methods;
-  std::string ns;
+  std::vector<std::string> scenarios;
+  std::vector<std::string> methods;
+  std::vector<std::uint64_t> ns;
   std::size_t steps = 0;  // 0: 10, or 5 with --quick
+  unsigned threads = 0;
   std::uint64_t seed = 1;
   std::string json, csv;
+  bool skip_header = false;
   bool quick = false;
   unsigned timeout = 120;  // seconds per (scenario, N, method) run
 };
@@ -90,7 +100,11 @@ struct query_options {
   std::string aabb, point, sphere, ray, nearest;
   std::size_t k = 1;
   bool closest = false;
+  bool distances = false;  // --nearest: the distance of each box; --ray: the entry parameter of each hit
   int dim = 0;
+  output_options out;
+  grid_options grid;
+  unsigned threads = 0;
 };
 CLI::App* add_query_command(CLI::App& app, query_options& o);
 int query_command(const query_options& o);
@@ -101,6 +115,9 @@ struct neighbors_options {
   std::string method = "cell-list";
   int dim = 0;
   std::string file;
+  bool distances = false;
+  output_options out;
+  unsigned threads = 0;
 };
 CLI::App* add_neighbors_command(CLI::App& app, neighbors_options& o);
 int neighbors_command(const neighbors_options& o);

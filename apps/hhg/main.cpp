@@ -31,8 +31,8 @@ int guarded(F&& command) {
   } catch (const hhg::cli::usage_error& e) {
     std::fprintf(stderr, "hhg: %s\n", e.what());
     return hhg::cli::exit_usage;
-  } catch (const hhg::error& e) {  // the library's messages start with "hhg: "
-    std::fprintf(stderr, "%s\n", e.what());
+  } catch (const hhg::error& e) {
+    hhg::cli::print_error(e.what());
     return hhg::cli::exit_usage;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "hhg: out of memory\n");
@@ -47,6 +47,10 @@ int guarded(F&& command) {
 int dispatch(int argc, char** argv) {
   CLI::App app{"hhg: broad-phase collision detection with hierarchical hash grids", "hhg"};
   app.set_version_flag("--version", std::string("hhg ") + HHG_VERSION);
+  // Every error message starts with "hhg: ", CLI11's usage errors included.
+  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
+    return "hhg: " + CLI::FailureMessage::simple(a, e);
+  });
   app.require_subcommand(0, 1);
 
   hhg::cli::pairs_options pairs_opts;
@@ -80,7 +84,7 @@ int dispatch(int argc, char** argv) {
   if (query->parsed()) return hhg::cli::query_command(query_opts);
   if (neighbors->parsed()) return hhg::cli::neighbors_command(neighbors_opts);
 
-  std::cerr << app.help();
+  std::cerr << "hhg: a subcommand is required\n" << app.help();
   return hhg::cli::exit_usage;
 }
 

@@ -1,34 +1,24 @@
-// apps/hhg/methods.hpp: every pair-finding method the tool offers, by name.
+// apps/hhg/methods.hpp: the pair-finding methods as the tool shows them.
 //
-// One place lists them: `hhg pairs --method`, `hhg replay --method` and the
-// help text read this table. A method is any class template M<D, T> that
-// satisfies hhg::dynamic_broad_phase (include/hhg/broad_phase.hpp) and is
-// default-constructible. To add one: include its header and add one line to
-// kMethods and one branch to with_method.
+// The list of methods is hhg::all_methods (include/hhg/methods.hpp), the one
+// registry; this file only adds a one-line summary per name for --help. A test
+// (tests/test_cli_methods.cpp) checks that every registry name has a summary
+// and every summary a registry name. An unknown name is an hhg::error
+// (errc::unknown_method) from the registry.
 #pragma once
 
 #include <string>
-#include <type_traits>
+#include <string_view>
+#include <utility>
 #include <vector>
 
-#include "hhg/brute_force.hpp"
-#include "hhg/hash_grids.hpp"
-#include "hhg/hierarchical_hashing.hpp"
-#include "hhg/linear_kdtree.hpp"
-#include "hhg/pivot_hashing.hpp"
-#include "hhg/spatial_hashing.hpp"
-#include "hhg/sweep_and_prune.hpp"
+#include "hhg/methods.hpp"
 
 namespace hhg::cli {
 
-struct method_info {
-  const char* name;
-  const char* summary;
-};
-
-/// The methods, in the order the help text lists them; the first is the default.
-inline const std::vector<method_info>& methods() {
-  static const std::vector<method_info> kMethods = {
+/// One line per method for --help, keyed by hhg::all_methods' names.
+inline const std::vector<std::pair<std::string_view, std::string_view>>& method_summaries() {
+  static const std::vector<std::pair<std::string_view, std::string_view>> kSummaries = {
       {"hhg", "hierarchical hash grid (default)"},
       {"brute", "all-pairs check, O(N^2): the reference"},
       {"sap", "sweep and prune: sorted axes kept by insertion sort, persistent pair set"},
@@ -39,38 +29,38 @@ inline const std::vector<method_info>& methods() {
       {"pivot", "pivot-table hashing (Pozzer et al.; parallel, seed 004): counting-sorted dense grid"},
       {"pivot-chunked", "pivot-table hashing with a chunked, paged pivot table (memory follows the objects)"},
   };
-  return kMethods;
+  return kSummaries;
 }
 
+/// The registry's names, in registry order (the first is the default).
 inline std::vector<std::string> method_names() {
   std::vector<std::string> names;
-  for (const method_info& m : methods()) names.emplace_back(m.name);
+  for (const std::string_view n : all_methods::names()) names.emplace_back(n);
   return names;
 }
 
-/// "hhg: ...; brute: ..." for --help.
+/// The summary of `name`, empty when there is none.
+inline std::string_view method_summary(std::string_view name) {
+  for (const auto& [n, s] : method_summaries())
+    if (n == name) return s;
+  return {};
+}
+
+/// "hhg: ...; brute: ..." for --help, in registry order.
 inline std::string method_help() {
   std::string s;
-  for (const method_info& m : methods()) {
+  for (const std::string_view n : all_methods::names()) {
     if (!s.empty()) s += "; ";
-    s += std::string(m.name) + ": " + m.summary;
+    s += std::string(n) + ": " + std::string(method_summary(n));
   }
   return s;
 }
 
-/// Calls f(std::type_identity<M<D, double>>{}) for the method called `name`
-/// (names are checked by CLI11 before this runs).
+/// Calls f(std::type_identity<M<D, double>>{}) for the method called `name`;
+/// throws hhg::error(errc::unknown_method) for a name not in the registry.
 template <int D, class F>
-decltype(auto) with_method(const std::string& name, F&& f) {
-  if (name == "brute") return f(std::type_identity<brute_force<D, double>>{});
-  if (name == "sap") return f(std::type_identity<sweep_and_prune<D, double>>{});
-  if (name == "kdtree") return f(std::type_identity<linear_kdtree<D, double>>{});
-  if (name == "uniform") return f(std::type_identity<uniform_hashing<D, double>>{});
-  if (name == "multilevel") return f(std::type_identity<multilevel_hashing<D, double>>{});
-  if (name == "hierarchical") return f(std::type_identity<hierarchical_hashing<D, double>>{});
-  if (name == "pivot") return f(std::type_identity<pivot_hashing<D, double>>{});
-  if (name == "pivot-chunked") return f(std::type_identity<pivot_chunked<D, double>>{});
-  return f(std::type_identity<hash_grids<D, double>>{});
+auto with_method(std::string_view name, F&& f) {
+  return all_methods::with<D, double>(name, std::forward<F>(f));
 }
 
 }  // namespace hhg::cli

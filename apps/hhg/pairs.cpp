@@ -1,10 +1,19 @@
 // apps/hhg/pairs.cpp: `hhg pairs`, every overlapping pair of a list of boxes.
 //
 // The whole input is parsed and checked before anything is printed, so a bad
-// line leaves standard output empty. Pairs are collected as 64-bit keys
-// (i << 32 | j, i < j) and put in order with a counting sort on i followed by a
-// small sort of each bucket: O(N + P) plus the bucket sorts, instead of a
-// comparison sort over all P pairs.
+// line leaves standard output empty. Order (--order):
+// - sorted: pairs are collected as 64-bit keys (i << 32 | j, i < j) and put in
+//   order with a counting sort on i followed by a small sort of each bucket:
+//   O(N + P) plus the bucket sorts, 12 bytes per pair.
+// - stream: each pair is written as the method reports it, nothing is kept:
+//   the method's detection order, the same on every run for the same input,
+//   method, configuration and thread count... and for every thread count (the
+//   hash grid's results do not depend on its workers). Every pair once, i < j.
+// - auto (default): one detection counts the pairs; sorted when 12 bytes per
+//   pair fit in --sort-memory (default a quarter of the physical memory), else
+//   a second detection streams them.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -13,10 +22,15 @@
 #include <string>
 #include <string_view>
 #include <vector>
+#include <memory>
+#include <type_traits>
+#include <utility>
 
 #include "commands.hpp"
+#include "hhg/hash_grids.hpp"
 #include "io.hpp"
 #include "methods.hpp"
+#include "options.hpp"
 #include "parse.hpp"
 
 namespace hhg::cli {
@@ -41,29 +55,56 @@ std::vector<box<D, double>> read_boxes(line_reader& in) {
   return boxes;
 }
 
-/// Inserts every box into `m` and returns the keys (i << 32 | j, i < j) of the
-/// overlapping pairs in the order the method reports them.
-template <class M>
-std::vector<std::uint64_t> collect_pairs(M& m, const std::vector<typename M::box_type>& boxes) {
-  std::vector<std::uint32_t> index_of;  // handle.index -> data line index
-  for (std::size_t i = 0; i < boxes.size(); ++i) {
-    const handle h = m.insert(boxes[i]);
-    if (h.index >= index_of.size()) index_of.resize(std::max<std::size_t>(h.index + 1, 2 * index_of.size()));
-    index_of[h.index] = static_cast<std::uint32_t>(i);
+/// Writes the pairs in the chosen format; `count` is the number of pairs when
+/// known before they are written (sorted), else counted as they pass.
+class pair_writer {
+ public:
+  pair_writer(const output_options& o, output& out) : o_(o), out_(out) {}
+  void begin() {
+    if (o_.count) return;
+    if (o_.format == "csv" && !o_.skip_header) out_.put("i,j\n");
+    if (o_.format == "json") out_.put("{\"pairs\": [");
   }
-  std::vector<std::uint64_t> keys;
-  keys.reserve(2 * boxes.size());  // typical scenes have a few pairs per box
-  m.for_each_pair([&](handle a, handle b) {
-    std::uint64_t i = index_of[a.index];
-    std::uint64_t j = index_of[b.index];
-    if (j < i) std::swap(i, j);
-    keys.push_back(i << 32 | j);
-  });
-  return keys;
-}
+  void pair(std::uint64_t i, std::uint64_t j) {
+    ++written_;
+    if (o_.count) return;
+    if (o_.format == "text") {
+      out_.put_pair(i, j);
+    } else if (o_.format == "csv") {
+      out_.put_uint(i);
+      out_.put(',');
+      out_.put_uint(j);
+      out_.put('\n');
+    } else {
+      out_.put(written_ == 1 ? "\n  [" : ",\n  [");
+      out_.put_uint(i);
+      out_.put(", ");
+      out_.put_uint(j);
+      out_.put(']');
+    }
+  }
+  void end() {
+    if (o_.count) {
+      if (o_.format == "csv" && !o_.skip_header) out_.put("pairs\n");
+      if (o_.format == "json") out_.put("{\"count\": ");
+      out_.put_uint(written_);
+      out_.put(o_.format == "json" ? "}\n" : "\n");
+    } else if (o_.format == "json") {
+      out_.put(written_ ? "\n], \"count\": " : "], \"count\": ");
+      out_.put_uint(written_);
+      out_.put("}\n");
+    }
+    out_.flush();
+  }
+
+ private:
+  const output_options& o_;
+  output& out_;
+  std::uint64_t written_ = 0;
+};
 
 /// Writes the pairs sorted by (i, j), each once.
-void write_sorted(const std::vector<std::uint64_t>& keys, std::size_t n, output& out) {
+void write_sorted(const std::vector<std::uint64_t>& keys, std::size_t n, pair_writer& w) {
   // Counting sort on i: start[i] .. start[i + 1] is the bucket of i.
   std::vector<std::size_t> start(n + 1, 0);
   for (const std::uint64_t k : keys) ++start[(k >> 32) + 1];
@@ -79,21 +120,73 @@ void write_sorted(const std::vector<std::uint64_t>& keys, std::size_t n, output&
     std::sort(first, last);
     // No deduplication: every method reports each pair once, and a duplicate
     // here would be a library bug that the output should show, not hide.
-    for (auto it = first; it != last; ++it) out.put_pair(i, *it);
+    for (auto it = first; it != last; ++it) w.pair(i, *it);
   }
 }
 
+/// A quarter of the physical memory (the default of --sort-memory).
+std::uint64_t default_sort_memory() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return std::uint64_t{1} << 30;
+  return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) / 4;
+}
+
 template <int D>
-int run_pairs(line_reader& in, const std::string& method) {
+int run_pairs(line_reader& in, const pairs_options& o) {
   const std::vector<box<D, double>> boxes = read_boxes<D>(in);
-  std::vector<std::uint64_t> keys;
-  with_method<D>(method, [&](auto type) {
-    typename decltype(type)::type m;
-    keys = collect_pairs(m, boxes);
-  });
+  const bool grid_flags = !o.grid.is_default();
+  if (grid_flags && o.method != "hhg")
+    throw usage_error("pairs: the hash grid flags (--factor, --cells, ...) apply to --method hhg only");
+  const config cfg = make_config(o.grid, D, "pairs");
+  const std::unique_ptr<thread_pool> pool = make_executor(o.threads);
   output out(stdout);
-  write_sorted(keys, boxes.size(), out);
-  out.flush();
+  pair_writer w(o.out, out);
+  with_method<D>(o.method, [&](auto type) {
+    using M = typename decltype(type)::type;
+    M m = [&] {
+      if constexpr (std::is_same_v<M, hash_grids<D, double>>) {
+        M g(cfg);
+        g.set_executor(pool.get());
+        return g;
+      } else {
+        return M();
+      }
+    }();
+    std::vector<std::uint32_t> index_of;  // handle.index -> data line index
+    for (std::size_t i = 0; i < boxes.size(); ++i) {
+      const handle h = m.insert(boxes[i]);
+      if (h.index >= index_of.size()) index_of.resize(std::max<std::size_t>(h.index + 1, 2 * index_of.size()));
+      index_of[h.index] = static_cast<std::uint32_t>(i);
+    }
+    auto ordered = [&](handle a, handle b) {
+      std::uint64_t i = index_of[a.index], j = index_of[b.index];
+      if (j < i) std::swap(i, j);
+      return std::pair<std::uint64_t, std::uint64_t>(i, j);
+    };
+    bool sorted = o.order == "sorted";
+    if (o.order == "auto" && !o.out.count) {
+      std::uint64_t count = 0;
+      m.for_each_pair([&](handle, handle) { ++count; });
+      const std::uint64_t limit = o.sort_memory ? o.sort_memory : default_sort_memory();
+      sorted = count <= limit / 12;
+    }
+    w.begin();
+    if (sorted) {
+      std::vector<std::uint64_t> keys;
+      keys.reserve(2 * boxes.size());  // typical scenes have a few pairs per box
+      m.for_each_pair([&](handle a, handle b) {
+        const auto [i, j] = ordered(a, b);
+        keys.push_back(i << 32 | j);
+      });
+      write_sorted(keys, boxes.size(), w);
+    } else {
+      m.for_each_pair([&](handle a, handle b) {
+        const auto [i, j] = ordered(a, b);
+        w.pair(i, j);
+      });
+    }
+  });
+  w.end();
   return exit_ok;
 }
 
@@ -105,14 +198,27 @@ CLI::App* add_pairs_command(CLI::App& app, pairs_options& o) {
   sub->add_option("--dim", o.dim, "Dimension, 2 or 3 (default: the '# dim N' first line, else 3)")
       ->check(CLI::IsMember({2, 3}));
   sub->add_option("file", o.file, "Input file; standard input when absent or '-'");
+  sub->add_option("--order", o.order,
+                  "sorted: by (i, j); stream: as the method reports them, nothing kept (for more pairs than "
+                  "memory holds); auto (default): sorted when the pairs fit in --sort-memory, else stream")
+      ->check(CLI::IsMember({"auto", "sorted", "stream"}));
+  sub->add_option("--sort-memory", o.sort_memory,
+                  "Bytes the sorted list may take with --order auto (12 per pair; default: a quarter of the "
+                  "physical memory)")
+      ->check(integer_in(1, std::numeric_limits<std::uint64_t>::max()));
+  add_output_options(sub, o.out);
+  add_threads_option(sub, o.threads);
+  add_grid_options(sub, o.grid);
   sub->footer(
       "Input: one box a line, 2*dim numbers 'min_1 .. min_d max_1 .. max_d' separated by\n"
       "spaces, tabs or commas; blank lines and lines starting with '#' are ignored;\n"
       "inf and -inf are allowed, nan is not. A first line '# dim 2' or '# dim 3' sets the\n"
       "dimension when --dim is not given.\n"
       "Output: one overlapping pair 'i j' a line (0-based indices of the box lines, i < j),\n"
-      "sorted. Touching boxes overlap. A bad line: message on standard error, status 2,\n"
-      "no output.");
+      "sorted (see --order). Touching boxes overlap. --format csv: header 'i,j' then 'i,j'\n"
+      "rows; --format json: {\"pairs\": [[i, j], ...], \"count\": P}. --count: only P\n"
+      "(csv header 'pairs'; json {\"count\": P}). The hash grid flags apply to --method hhg.\n"
+      "A bad line: message on standard error, status 2, no output.");
   return sub;
 }
 
@@ -122,7 +228,7 @@ int pairs_command(const pairs_options& o) {
   const bool have_first = in.next(first);
   const int dim = choose_dimension(o.dim, have_first ? std::optional<std::string_view>(first) : std::nullopt);
   if (have_first) in.unread();
-  return dim == 2 ? run_pairs<2>(in, o.method) : run_pairs<3>(in, o.method);
+  return dim == 2 ? run_pairs<2>(in, o) : run_pairs<3>(in, o);
 }
 
 }  // namespace hhg::cli

@@ -6,10 +6,12 @@
 // i-th data line of the boxes file (comments and blank lines skipped), as in
 // `hhg pairs`.
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,6 +20,7 @@
 #include "commands.hpp"
 #include "hhg/hash_grids.hpp"
 #include "io.hpp"
+#include "options.hpp"
 #include "parse.hpp"
 
 namespace hhg::cli {
@@ -86,10 +89,108 @@ const char* shape_name(mode m) {
   return "";
 }
 
+/// One match of a query: a box index (-1: --closest found nothing) and, with
+/// --distances, its distance (--nearest) or entry parameter (--ray).
+struct match {
+  std::int64_t index = -1;
+  double value = 0;
+};
+
+/// Writes the answers in the chosen format (see the footer of `hhg query`).
+void write_answers(const std::vector<std::vector<match>>& answers, const query_options& o, const char* value_name,
+                   bool with_values) {
+  output out(stdout);
+  const output_options& f = o.out;
+  auto put_value = [&](double v) {
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out.put(std::string_view(buf, static_cast<std::size_t>(r.ptr - buf)));
+  };
+  auto put_index = [&](std::int64_t i) {
+    if (i < 0) {
+      out.put("-1");
+    } else {
+      out.put_uint(static_cast<std::uint64_t>(i));
+    }
+  };
+  auto size_of = [](const std::vector<match>& a) {
+    return static_cast<std::uint64_t>(a.size() == 1 && a[0].index < 0 ? 0 : a.size());
+  };
+  if (f.format == "text") {
+    for (const auto& a : answers) {
+      if (f.count) {
+        out.put_uint(size_of(a));
+      } else {
+        for (std::size_t i = 0; i < a.size(); ++i) {
+          if (i) out.put(' ');
+          put_index(a[i].index);
+          if (with_values && a[i].index >= 0) {
+            out.put(':');
+            put_value(a[i].value);
+          }
+        }
+      }
+      out.put('\n');
+    }
+  } else if (f.format == "csv") {
+    if (!f.skip_header) {
+      out.put(f.count ? "query,count\n" : "query,index");
+      if (!f.count) out.put(with_values ? std::string(",") + value_name + "\n" : std::string("\n"));
+    }
+    for (std::size_t q = 0; q < answers.size(); ++q) {
+      if (f.count) {
+        out.put_uint(q);
+        out.put(',');
+        out.put_uint(size_of(answers[q]));
+        out.put('\n');
+        continue;
+      }
+      for (const match& mt : answers[q]) {
+        if (mt.index < 0) continue;  // --closest without a hit: no row
+        out.put_uint(q);
+        out.put(',');
+        put_index(mt.index);
+        if (with_values) {
+          out.put(',');
+          put_value(mt.value);
+        }
+        out.put('\n');
+      }
+    }
+  } else {  // json
+    nlohmann::json j;
+    if (f.count) {
+      std::vector<std::uint64_t> counts;
+      for (const auto& a : answers) counts.push_back(size_of(a));
+      j["counts"] = counts;
+    } else {
+      nlohmann::json results = nlohmann::json::array();
+      for (const auto& a : answers) {
+        nlohmann::json row = nlohmann::json::array();
+        for (const match& mt : a) {
+          if (mt.index < 0) continue;  // --closest without a hit: an empty list
+          if (with_values) {
+            row.push_back({{"index", mt.index}, {value_name, json_number(mt.value)}});
+          } else {
+            row.push_back(mt.index);
+          }
+        }
+        results.push_back(row);
+      }
+      j["results"] = results;
+    }
+    const std::string text = j.dump() + "\n";
+    out.put(text);
+  }
+  out.flush();
+}
+
 template <int D>
 int run_query(line_reader& boxes_in, const query_options& o, mode m, const std::string& qfile) {
   const auto boxes = in_file(o.boxes, [&] { return read_box_file<D>(boxes_in); });
-  hash_grids<D, double> g;
+  hash_grids<D, double> g(make_config(o.grid, D, "query"));
+  const std::unique_ptr<thread_pool> pool = make_executor(o.threads);
+  g.set_executor(pool.get());
   std::vector<std::uint32_t> index_of;  // handle.index -> box index
   for (std::size_t i = 0; i < boxes.size(); ++i) {
     const handle h = g.insert(boxes[i]);
@@ -97,7 +198,7 @@ int run_query(line_reader& boxes_in, const query_options& o, mode m, const std::
     index_of[h.index] = static_cast<std::uint32_t>(i);
   }
   // one answer per query: box indices, or -1 (closest ray, no hit)
-  std::vector<std::vector<std::int64_t>> answers;
+  std::vector<std::vector<match>> answers;
   std::vector<handle> hs;
   std::vector<ray_hit> hits;
   std::vector<std::string_view> fields;
@@ -122,10 +223,10 @@ int run_query(line_reader& boxes_in, const query_options& o, mode m, const std::
       for (std::size_t i = 0; i < want; ++i) v[i] = parse_number(fields[i], ln);
       std::array<double, D> p{};
       for (int i = 0; i < D; ++i) p[static_cast<std::size_t>(i)] = v[static_cast<std::size_t>(i)];
-      std::vector<std::int64_t> ans;
+      std::vector<match> ans;
       auto from_handles = [&] {
-        for (const handle h : hs) ans.push_back(index_of[h.index]);
-        std::sort(ans.begin(), ans.end());
+        for (const handle h : hs) ans.push_back({index_of[h.index], 0.0});
+        std::sort(ans.begin(), ans.end(), [](const match& a, const match& b) { return a.index < b.index; });
       };
       try {
         switch (m) {
@@ -149,6 +250,7 @@ int run_query(line_reader& boxes_in, const query_options& o, mode m, const std::
           }
           case mode::ray: {
             ray<D, double> r;
+            double scale = 1;
             double big = 0;
             for (int i = 0; i < D; ++i) {
               const auto a = static_cast<std::size_t>(i);
@@ -165,17 +267,20 @@ int run_query(line_reader& boxes_in, const query_options& o, mode m, const std::
               const double u = r.direction[static_cast<std::size_t>(i)] / big;
               norm += u * u;
             }
-            // parameter t = distance / |direction|
-            r.max_t = big > 0 ? len / big / std::sqrt(norm) : len;
+            // parameter t = distance / |direction|; entry parameters are printed as distances
+            const double length = big > 0 ? big * std::sqrt(norm) : 0.0;
+            r.max_t = big > 0 ? len / length : len;
+            scale = big > 0 ? length : 1.0;
+            if (o.closest) {  // the first-hit query: stops at the first box along the ray
+              const ray_hit h = g.first_ray_hit(r);
+              ans.push_back(h.id ? match{index_of[h.id.index], h.t * scale} : match{-1, 0.0});
+              break;
+            }
             g.ray_hits(r, hits);
             std::vector<std::pair<double, std::int64_t>> order;
             for (const ray_hit& h : hits) order.push_back({h.t, index_of[h.id.index]});
             std::sort(order.begin(), order.end());
-            if (o.closest) {
-              ans.push_back(order.empty() ? -1 : order.front().second);
-            } else {
-              for (const auto& e : order) ans.push_back(e.second);
-            }
+            for (const auto& e : order) ans.push_back({e.second, e.first * scale});
             break;
           }
           case mode::nearest: {
@@ -186,7 +291,7 @@ int run_query(line_reader& boxes_in, const query_options& o, mode m, const std::
             std::vector<std::pair<double, std::int64_t>> order;
             for (const handle h : hs) order.push_back({box_distance_squared(g.get(h), p), index_of[h.index]});
             std::stable_sort(order.begin(), order.end());
-            for (const auto& e : order) ans.push_back(e.second);
+            for (const auto& e : order) ans.push_back({e.second, std::sqrt(e.first)});
             break;
           }
         }
@@ -197,19 +302,7 @@ int run_query(line_reader& boxes_in, const query_options& o, mode m, const std::
     }
     return 0;
   });
-  output out(stdout);
-  for (const auto& a : answers) {
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      if (i) out.put(' ');
-      if (a[i] < 0) {
-        out.put("-1");
-      } else {
-        out.put_uint(static_cast<std::uint64_t>(a[i]));
-      }
-    }
-    out.put('\n');
-  }
-  out.flush();
+  write_answers(answers, o, m == mode::ray ? "t" : "distance", o.distances);
   return exit_ok;
 }
 
@@ -227,8 +320,15 @@ CLI::App* add_query_command(CLI::App& app, query_options& o) {
   for (auto* x : {a, p, s, r, n})
     for (auto* y : {a, p, s, r, n})
       if (x != y) x->excludes(y);
-  sub->add_option("--k", o.k, "Number of nearest boxes for --nearest (default 1)");
-  sub->add_flag("--closest", o.closest, "With --ray: print only the first box hit, or -1");
+  sub->add_option("--k", o.k, "Number of nearest boxes for --nearest, 1 to 2^32 (default 1)")
+      ->check(integer_in(1, std::uint64_t{1} << 32));
+  sub->add_flag("--closest", o.closest, "With --ray: only the first box hit (the first-hit query), or -1");
+  sub->add_flag("--distances", o.distances,
+                "With --nearest: the distance of each box; with --ray: the distance along the ray at which it "
+                "enters each box ('index:value' in text)");
+  add_output_options(sub, o.out);
+  add_threads_option(sub, o.threads);
+  add_grid_options(sub, o.grid);
   sub->add_option("--dim", o.dim, "Dimension, 2 or 3 (default: the '# dim N' first line of the boxes, else 3)")
       ->check(CLI::IsMember({2, 3}));
   sub->footer(
@@ -236,8 +336,12 @@ CLI::App* add_query_command(CLI::App& app, query_options& o) {
       "Output: one line per query with the indices of the matching boxes (0-based data\n"
       "lines of --boxes), ascending; for rays in order of entry distance (ties by index);\n"
       "for --nearest the K nearest by box distance (ties by index). Closed overlap: touching\n"
-      "counts. A bad line: message with the file and line number on standard error,\n"
-      "status 2, no output.");
+      "counts. --distances: 'index:value' (value: Euclidean distance for --nearest, distance\n"
+      "from the origin along the ray at entry for --ray). --count: one number per query.\n"
+      "--format csv: header 'query,index' (',distance' or ',t' with --distances), one row\n"
+      "per match; 'query,count' with --count. --format json: {\"results\": [[i, ...], ...]}\n"
+      "({\"index\": i, \"distance\"|\"t\": v} with --distances), {\"counts\": [...]} with --count.\n"
+      "A bad line: message with the file and line number on standard error, status 2, no output.");
   return sub;
 }
 
@@ -258,6 +362,8 @@ int query_command(const query_options& o) {
     }
   if (given != 1) throw usage_error("query: give exactly one of --aabb, --point, --sphere, --ray, --nearest");
   if (o.closest && m != mode::ray) throw usage_error("query: --closest goes with --ray");
+  if (o.distances && m != mode::ray && m != mode::nearest)
+    throw usage_error("query: --distances goes with --nearest or --ray");
   if ((o.boxes == "-" || o.boxes.empty()) && qfile == "-")
     throw usage_error("query: the boxes and the queries cannot both come from standard input");
   line_reader in(o.boxes);

@@ -136,7 +136,9 @@ int run_replay(line_reader& in) {
 
 template <int D>
 int run_replay(line_reader& in, const std::string& method) {
-  return with_method<D>(method, [&](auto type) { return run_replay<typename decltype(type)::type>(in); });
+  int status = exit_ok;
+  with_method<D>(method, [&](auto type) { status = run_replay<typename decltype(type)::type>(in); });
+  return status;
 }
 
 }  // namespace

@@ -35,6 +35,7 @@
 #include "hhg/error.hpp"
 #include "hhg/hash_grids.hpp"
 #include "hhg/scenes.hpp"
+#include "options.hpp"
 
 namespace hhg::cli {
 
@@ -84,62 +85,6 @@ std::string format(const char* fmt, double v) {
   return buf;
 }
 
-/// Shortest text that reads back as the same double (valid JSON for finite values).
-std::string json_number(double v) {
-  if (!std::isfinite(v)) return "null";
-  char buf[32];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
-}
-
-scenes::thesis_params scenario_params(const run_options& o) {
-  scenes::thesis_params p;
-  p.n = o.n;
-  p.seed = o.seed;
-  if (o.scenario == "varied") {
-    p.size_min = 1;
-    p.size_max = 12;
-  } else if (o.scenario == "elongated") {
-    p.elongation = 10;
-  } else if (o.scenario == "coherent") {
-    p.max_speed_fraction = 0.01;
-  } else if (o.scenario == "sparse") {
-    p.pairs_per_object = 0.001;
-  } else if (o.scenario == "uneven") {
-    p.domain_aspect = 1024;
-  }
-  return p;
-}
-
-config make_config(const run_options& o) {
-  config c;
-  c.hierarchy_factor = o.factor;
-  c.minimal_grid_density = o.density;
-  c.activation_threshold = o.threshold;
-  c.initial_cells = {o.cells, o.cells, o.cells};
-  c.cell_capacity = o.cell_capacity;
-  c.strategy = o.strategy == "rebuild" ? update_strategy::rebuild : update_strategy::incremental;
-  c.growth = o.growth == "by-occupancy" ? growth_rule::by_occupancy : growth_rule::every_axis;
-  try {
-    validate_config(c);
-  } catch (const hhg::error& e) {
-    std::string what = e.what();
-    if (what.rfind("hhg: ", 0) == 0) what.erase(0, 5);
-    static constexpr std::pair<const char*, const char*> flags[] = {{"hierarchy_factor", "--factor"},
-                                                                    {"initial_cells", "--cells"},
-                                                                    {"minimal_grid_density", "--density"},
-                                                                    {"activation_threshold", "--threshold"},
-                                                                    {"cell_capacity", "--cell-capacity"}};
-    for (const auto& [field, flag] : flags) {
-      if (what.find(field) != std::string::npos) {
-        what += std::string(" (set by ") + flag + ")";
-        break;
-      }
-    }
-    throw usage_error("run: bad hash grid configuration: " + what);
-  }
-  return c;
-}
 
 /// Pairs as keys (i << 32 | j, i < j) of object indices, sorted.
 void to_sorted_keys(const std::vector<handle_pair>& pairs, const std::vector<std::uint32_t>& index_of,
@@ -184,6 +129,7 @@ class oracle {
     index_of_ = index_table(handles_);
   }
 
+  /// Moves the first boxes.size() objects (the static ones stay).
   void move_all(const std::vector<box<D, T>>& boxes) {
     for (std::size_t i = 0; i < boxes.size(); ++i) bf_.move(handles_[i], boxes[i]);
   }
@@ -237,7 +183,7 @@ struct summary {
   statistics stats;
 };
 
-void print_summary(const run_options& o, const summary& s, const char* scalar) {
+void print_summary(const run_options& o, const summary& s, const char* scalar, unsigned threads) {
   std::string t;
   auto row = [&t](const char* label, const std::string& value) {
     std::string l = std::string(label) + ":";
@@ -247,8 +193,9 @@ void print_summary(const run_options& o, const summary& s, const char* scalar) {
   row("scenario", o.scenario);
   row("dimension", std::to_string(o.dim));
   row("scalar", scalar);
-  row("strategy", o.strategy);
-  row("growth", o.growth);
+  row("strategy", o.grid.strategy);
+  row("growth", o.grid.growth);
+  row("threads", std::to_string(threads));
   row("objects", std::to_string(s.n));
   row("steps", std::to_string(s.steps) + " (" + std::to_string(s.steps - s.measured) + " warm-up, " +
                    std::to_string(s.measured) + " measured)");
@@ -288,58 +235,56 @@ void print_summary(const run_options& o, const summary& s, const char* scalar) {
   }
   if (o.check) row("check", "passed: every step equals brute force");
   std::fwrite(t.data(), 1, t.size(), stdout);
-  std::fflush(stdout);
+  flush_stdout();
 }
 
-void write_json(std::FILE* f, const run_options& o, const summary& s, const char* scalar) {
+void write_summary_json(std::FILE* f, const run_options& o, const config& cfg, const summary& s, const char* scalar,
+                        unsigned threads) {
   const double n = static_cast<double>(s.n);
-  std::string j = "{\n";
-  auto key = [&j](const char* k, const std::string& v) { j += std::string("  \"") + k + "\": " + v + ",\n"; };
-  auto str = [](const std::string& v) { return "\"" + v + "\""; };  // identifiers only: no escaping needed
-  key("scenario", str(o.scenario));
-  key("n", std::to_string(s.n));
-  key("steps", std::to_string(s.steps));
-  key("dim", std::to_string(o.dim));
-  key("scalar", str(scalar));
-  key("strategy", str(o.strategy));
-  key("growth", str(o.growth));
-  key("seed", std::to_string(o.seed));
-  key("warmup_steps", std::to_string(s.steps - s.measured));
-  key("setup_ms", json_number(s.setup_ms));
-  key("update_ms_median", json_number(s.update_median));
-  key("update_ms_max", json_number(s.update_max));
-  key("detect_ms_median", json_number(s.detect_median));
-  key("detect_ms_max", json_number(s.detect_max));
-  key("step_ms_median", json_number(s.step_median));
-  key("step_ms_max", json_number(s.step_max));
-  key("step_ns_per_object", json_number(s.n ? s.step_median * 1e6 / n : 0.0));
-  key("step_ms_mean", json_number(s.step_mean));
-  key("step_ns_per_object_mean", json_number(s.n ? s.step_mean * 1e6 / n : 0.0));
-  key("pairs_median", json_number(s.pairs_median));
-  key("box_tests", std::to_string(s.stats.box_tests));
-  key("bytes", std::to_string(s.bytes));
-  key("bytes_per_object", json_number(s.n ? static_cast<double>(s.bytes) / n : 0.0));
-  key("peak_rss_bytes", s.peak_rss ? std::to_string(*s.peak_rss) : std::string("null"));
-  key("check", o.check ? "true" : "false");
-  key("config", "{\"factor\": " + json_number(o.factor) + ", \"density\": " + std::to_string(o.density) +
-                    ", \"threshold\": " + std::to_string(o.threshold) +
-                    ", \"cells\": " + std::to_string(o.cells) +
-                    ", \"cell_capacity\": " + std::to_string(o.cell_capacity) + "}");
-  std::string grids = "[";
-  for (std::size_t i = 0; i < s.stats.grids.size(); ++i) {
-    const grid_statistics& g = s.stats.grids[i];
-    grids += std::string(i ? ",\n    " : "\n    ") + "{\"cell_size\": " + json_number(g.cell_size) +
-             ", \"cells_per_axis\": [" + std::to_string(g.cells_per_axis[0]) + ", " +
-             std::to_string(g.cells_per_axis[1]) +
-             (o.dim == 3 ? ", " + std::to_string(g.cells_per_axis[2]) : "") +
-             "], \"objects\": " + std::to_string(g.objects) +
-             ", \"occupied_cells\": " + std::to_string(g.occupied_cells) +
-             ", \"bytes\": " + std::to_string(g.bytes) + "}";
+  nlohmann::ordered_json j;
+  j["scenario"] = o.scenario;
+  j["n"] = s.n;
+  j["steps"] = s.steps;
+  j["dim"] = o.dim;
+  j["scalar"] = scalar;
+  j["strategy"] = o.grid.strategy;
+  j["growth"] = o.grid.growth;
+  j["threads"] = threads;
+  j["seed"] = o.seed;
+  j["warmup_steps"] = s.steps - s.measured;
+  j["setup_ms"] = json_number(s.setup_ms);
+  j["update_ms_median"] = json_number(s.update_median);
+  j["update_ms_max"] = json_number(s.update_max);
+  j["detect_ms_median"] = json_number(s.detect_median);
+  j["detect_ms_max"] = json_number(s.detect_max);
+  j["step_ms_median"] = json_number(s.step_median);
+  j["step_ms_max"] = json_number(s.step_max);
+  j["step_ns_per_object"] = json_number(s.n ? s.step_median * 1e6 / n : 0.0);
+  j["step_ms_mean"] = json_number(s.step_mean);
+  j["step_ns_per_object_mean"] = json_number(s.n ? s.step_mean * 1e6 / n : 0.0);
+  j["pairs_median"] = json_number(s.pairs_median);
+  j["box_tests"] = s.stats.box_tests;
+  j["bytes"] = s.bytes;
+  j["bytes_per_object"] = json_number(s.n ? static_cast<double>(s.bytes) / n : 0.0);
+  j["peak_rss_bytes"] = s.peak_rss ? nlohmann::ordered_json(*s.peak_rss) : nlohmann::ordered_json(nullptr);
+  j["check"] = o.check;
+  j["config"] = {{"factor", json_number(cfg.hierarchy_factor)},
+                 {"density", cfg.minimal_grid_density},
+                 {"threshold", cfg.activation_threshold},
+                 {"cells", std::vector<std::uint32_t>(cfg.initial_cells.begin(), cfg.initial_cells.begin() + o.dim)},
+                 {"cell_capacity", cfg.cell_capacity}};
+  nlohmann::ordered_json grids = nlohmann::ordered_json::array();
+  for (const grid_statistics& g : s.stats.grids) {
+    std::vector<std::size_t> cells;
+    for (int a = 0; a < o.dim; ++a) cells.push_back(g.cells_per_axis[static_cast<std::size_t>(a)]);
+    grids.push_back({{"cell_size", json_number(g.cell_size)},
+                     {"cells_per_axis", cells},
+                     {"objects", g.objects},
+                     {"occupied_cells", g.occupied_cells},
+                     {"bytes", g.bytes}});
   }
-  grids += s.stats.grids.empty() ? "]" : "\n  ]";
-  j += "  \"grids\": " + grids + "\n}\n";
-  if (std::fwrite(j.data(), 1, j.size(), f) != j.size() || std::fflush(f) != 0)
-    throw std::runtime_error(std::string("cannot write the --json file: ") + std::strerror(errno));
+  j["grids"] = grids;
+  write_json(f, j, "the --json file");
 }
 
 /// Progress on standard error: one line each time another tenth of the steps is done.
@@ -352,25 +297,36 @@ void progress(const run_options& o, std::size_t done, clock_type::time_point sta
 }
 
 template <int D, class T>
-int run_scenario(const run_options& o, const config& cfg, std::FILE* json) {
+int run_scenario(const run_options& o, const config& cfg, output_file& json) {
   const char* scalar = std::is_same_v<T, float> ? "float" : "double";
-  scenes::thesis_scenario<D, T> scene(scenario_params(o));
+  scenes::thesis_scenario<D, T> scene(scenes::named_scenario_params(o.scenario, o.n, o.seed));
   const std::vector<box<D, T>>& boxes = scene.boxes();
   const std::size_t n = boxes.size();
+  // `mixed`: huge static boxes, inserted after the moving ones and never moved
+  const std::vector<box<D, T>> statics = scenes::find_named_scenario(o.scenario).huge_statics
+                                             ? scenes::huge_static_boxes(scene, o.seed)
+                                             : std::vector<box<D, T>>{};
 
   hash_grids<D, T> grids(cfg);
+  const std::unique_ptr<thread_pool> pool = make_executor(o.threads);
+  grids.set_executor(pool.get());
   std::vector<handle> handles(n);
+  std::vector<handle> all_handles;  // moving then static, for --check
   const auto start = clock_type::now();
   for (std::size_t i = 0; i < n; ++i) handles[i] = grids.insert(boxes[i]);
+  for (const box<D, T>& b : statics) all_handles.push_back(grids.insert(b));
   summary s;
-  s.n = n;
+  s.n = n + statics.size();
   s.steps = o.steps;
   s.setup_ms = ms_between(start, clock_type::now());
 
   std::vector<handle_pair> pairs;
   std::unique_ptr<oracle<D, T>> check;
   if (o.check) {
-    check = std::make_unique<oracle<D, T>>(boxes, handles);
+    std::vector<box<D, T>> all = boxes;
+    all.insert(all.end(), statics.begin(), statics.end());
+    all_handles.insert(all_handles.begin(), handles.begin(), handles.end());
+    check = std::make_unique<oracle<D, T>>(all, all_handles);
     grids.find_pairs(pairs);
     if (std::string diff = check->compare(pairs, grids); !diff.empty()) {
       std::fprintf(stderr, "hhg: run: check failed before the first step: %s\n", diff.c_str());
@@ -416,26 +372,15 @@ int run_scenario(const run_options& o, const config& cfg, std::FILE* json) {
   s.stats = grids.stats();
   s.bytes = s.stats.bytes;
   s.peak_rss = peak_rss_bytes();
-  print_summary(o, s, scalar);
-  if (json) write_json(json, o, s, scalar);
+  print_summary(o, s, scalar, pool->workers());
+  if (json) {
+    write_summary_json(json.get(), o, cfg, s, scalar, pool->workers());
+    json.close();
+  }
   return exit_ok;
 }
 
 }  // namespace
-
-/// Accepts a decimal integer in [lo, hi] (CLI11's own range checks print DBL_MAX,
-/// and its conversion saturates values beyond 2^64 - 1 instead of failing).
-CLI::Validator integer_in(std::uint64_t lo, std::uint64_t hi, const std::string& label = "") {
-  return CLI::Validator(
-      [lo, hi](std::string& s) -> std::string {
-        std::uint64_t v = 0;
-        const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 10);
-        if (s.empty() || ec != std::errc{} || ptr != s.data() + s.size() || v < lo || v > hi)
-          return "must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " + s;
-        return {};
-      },
-      label);
-}
 
 CLI::App* add_run_command(CLI::App& app, run_options& o) {
   CLI::App* sub =
@@ -446,51 +391,24 @@ CLI::App* add_run_command(CLI::App& app, run_options& o) {
   sub->add_option("--steps", o.steps, "Number of time steps")
       ->capture_default_str()
       ->check(integer_in(1, std::numeric_limits<std::uint32_t>::max(), "POSITIVE"));
-  sub->add_option("--scenario", o.scenario,
-                  "equal: equal cubes; varied: sizes over a factor 12; elongated: 10x1x1 boxes; "
-                  "coherent: slow motion (1% of the size per step); sparse: no pairs; "
-                  "uneven: domain 1024 times longer in x")
+  std::string scenario_help;
+  for (const scenes::named_scenario& sc : scenes::named_scenarios())
+    scenario_help += (scenario_help.empty() ? "" : "; ") + std::string(sc.name) + ": " + std::string(sc.description);
+  sub->add_option("--scenario", o.scenario, scenario_help)
       ->capture_default_str()
-      ->check(CLI::IsMember({"equal", "varied", "elongated", "coherent", "sparse", "uneven"}));
-  sub->add_option("--seed", o.seed, "Seed of the scenario")
+      ->check(CLI::IsMember(scenes::named_scenario_names()));
+  sub->add_option("--seed", o.seed, "Seed of the scenario (0 to 2^64-1)")
       ->capture_default_str()
       ->check(integer_in(0, std::numeric_limits<std::uint64_t>::max()));
   sub->add_option("--dim", o.dim, "Dimension, 2 or 3")->capture_default_str()->check(CLI::IsMember({2, 3}));
   sub->add_flag("--float", o.use_float, "Use float coordinates instead of double");
-  sub->add_option("--strategy", o.strategy, "How moved objects are followed: incremental or rebuild")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"incremental", "rebuild"}));
   sub->add_flag("--check", o.check,
                 "Compare every step's pairs with brute force (at most " + std::to_string(max_check_objects) +
                     " objects); a difference gives exit status 1");
   sub->add_option("--json", o.json, "Also write the summary as JSON to this file");
   sub->add_flag("-q,--quiet", o.quiet, "No progress lines on standard error");
-  sub->add_option("--factor", o.factor, "Hierarchy factor: cell size ratio of successive grids (> 1)")
-      ->capture_default_str()
-      ->group("Hash grid configuration");
-  sub->add_option("--density", o.density,
-                  "Minimal grid density: a grid grows above cells/density objects (>= 1)")
-      ->capture_default_str()
-      ->check(integer_in(0, std::numeric_limits<std::uint32_t>::max()))
-      ->group("Hash grid configuration");
-  sub->add_option("--threshold", o.threshold, "Activation threshold: all-pairs test up to this many objects")
-      ->capture_default_str()
-      ->check(integer_in(0, std::numeric_limits<std::uint32_t>::max()))
-      ->group("Hash grid configuration");
-  sub->add_option("--cells", o.cells, "Initial cells per axis of a new grid (power of two, 4 to 32768)")
-      ->capture_default_str()
-      ->check(integer_in(0, std::numeric_limits<std::uint32_t>::max()))
-      ->group("Hash grid configuration");
-  sub->add_option("--cell-capacity", o.cell_capacity, "Initial object capacity of a cell (1 to 65536)")
-      ->capture_default_str()
-      ->check(integer_in(0, std::numeric_limits<std::uint32_t>::max()))
-      ->group("Hash grid configuration");
-  sub->add_option("--growth", o.growth,
-                  "Which axes a growing grid doubles: every-axis (the thesis) or by-occupancy (where the "
-                  "objects spread when it grows)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"every-axis", "by-occupancy"}))
-      ->group("Hash grid configuration");
+  add_threads_option(sub, o.threads);
+  add_grid_options(sub, o.grid);
   return sub;
 }
 
@@ -498,21 +416,15 @@ int run_command(const run_options& o) {
   if (o.check && o.n > max_check_objects)
     throw usage_error("run: --check compares with brute force and is limited to " +
                       std::to_string(max_check_objects) + " objects; got --n " + std::to_string(o.n));
-  const config cfg = make_config(o);
-  struct file_closer {
-    void operator()(std::FILE* f) const { std::fclose(f); }
-  };
-  std::unique_ptr<std::FILE, file_closer> json;
-  if (!o.json.empty()) {  // opened first: a bad path fails before a long run
-    json.reset(std::fopen(o.json.c_str(), "w"));
-    if (!json) throw usage_error("run: cannot write '" + o.json + "': " + std::strerror(errno));
-  }
+  const config cfg = make_config(o.grid, o.dim, "run");
+  output_file json;
+  if (!o.json.empty()) json = output_file(o.json, "run", "--json");  // opened first: a bad path fails before a long run
   if (o.dim == 2) {
-    return o.use_float ? run_scenario<2, float>(o, cfg, json.get())
-                       : run_scenario<2, double>(o, cfg, json.get());
+    return o.use_float ? run_scenario<2, float>(o, cfg, json)
+                       : run_scenario<2, double>(o, cfg, json);
   }
-  return o.use_float ? run_scenario<3, float>(o, cfg, json.get())
-                     : run_scenario<3, double>(o, cfg, json.get());
+  return o.use_float ? run_scenario<3, float>(o, cfg, json)
+                     : run_scenario<3, double>(o, cfg, json);
 }
 
 }  // namespace hhg::cli

@@ -15,35 +15,23 @@
 #include <vector>
 
 #include "hhg/box.hpp"
+#include "hhg/function_ref.hpp"
 #include "hhg/handle.hpp"
 
 namespace hhg {
 
-/// A non-owning reference to a callable `void(handle, handle)`, cheap to pass
-/// by value. The referenced callable must outlive the call it is passed to.
-class pair_callback {
- public:
-  template <class F>
-    requires(!std::is_same_v<std::remove_cvref_t<F>, pair_callback> &&
-             std::is_invocable_v<F&, handle, handle>)
-  pair_callback(F&& f) noexcept  // NOLINT(google-explicit-constructor)
-      : object_(const_cast<void*>(static_cast<const void*>(&f))),
-        call_([](void* o, handle a, handle b) { (*static_cast<std::remove_reference_t<F>*>(o))(a, b); }) {}
-
-  void operator()(handle a, handle b) const { call_(object_, a, b); }
-
- private:
-  void* object_;
-  void (*call_)(void*, handle, handle);
-};
+/// The callback of for_each_pair: a non-owning reference to a callable
+/// `void(handle, handle)`, cheap to pass by value (hhg/function_ref.hpp). The
+/// referenced callable must outlive the call it is passed to.
+using pair_callback = function_ref<void(handle, handle)>;
 
 /// Dynamic use: insert, move, remove, then ask for the pairs. Every method of
 /// hhg satisfies it (a method without an incremental index stores the boxes
 /// in an object_table and rebuilds its index in the detection). A method also
 /// has `get(h)` (a copy of the stored box), `clear()`, `update()` (finishes the
-/// update phase; detection calls it when needed), `box_tests()` (box tests of
-/// the last detection), `bytes()` (capacity held), and `method_name`, its name
-/// on the command line. Bad input (NaN, min > max, a stale handle) throws
+/// update phase; detection calls it when needed), `bytes()` (bytes of capacity
+/// held), `box_tests()` (box tests of the last detection), and `method_name`, its name on the command line and in
+/// hhg::all_methods (hhg/methods.hpp). Bad input (NaN, min > max, a stale handle) throws
 /// hhg::error and changes nothing. See docs/methods.md.
 template <class M>
 concept dynamic_broad_phase = requires(M m, const M cm, const typename M::box_type& b, handle h,
@@ -59,6 +47,8 @@ concept dynamic_broad_phase = requires(M m, const M cm, const typename M::box_ty
   { cm.get(h) } -> std::same_as<typename M::box_type>;
   m.clear();
   m.update();
+  { cm.bytes() } -> std::convertible_to<std::size_t>;
+  { cm.box_tests() } -> std::convertible_to<std::uint64_t>;
   { M::method_name } -> std::convertible_to<const char*>;
 };
 

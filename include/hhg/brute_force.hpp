@@ -6,36 +6,29 @@
 // insert, move, remove: O(1). Detection: N(N-1)/2 box tests, no allocation.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
 #include "hhg/box.hpp"
 #include "hhg/broad_phase.hpp"
+#include "hhg/detail/table_method.hpp"
 #include "hhg/handle.hpp"
-#include "hhg/object_table.hpp"
 
 namespace hhg {
 
+/// insert, move, remove, get, contains, size, clear and update come from
+/// detail::table_method (the object_table shared with the hashing methods).
 template <int D, class T>
-class brute_force {
+class brute_force : public detail::table_method<D, T> {
  public:
-  using box_type = box<D, T>;
-  static constexpr int dimension = D;
-  using scalar = T;
+  using typename detail::table_method<D, T>::box_type;
   /// The method's name in `hhg pairs --method`, the benchmark and test names.
   static constexpr const char* method_name = "brute";
 
-  handle insert(const box_type& b) { return table_.insert(b, "brute_force::insert"); }
-  void remove(handle h) { table_.remove(h, "brute_force::remove"); }
-  void move(handle h, const box_type& b) { table_.move(h, b, "brute_force::move"); }
-  box_type get(handle h) const { return table_.get(h, "brute_force::get"); }
-  bool contains(handle h) const noexcept { return table_.contains(h); }
-  std::size_t size() const noexcept { return table_.size(); }
-  void update() {}
-
   void for_each_pair(pair_callback f) {
-    const auto boxes = table_.boxes();
-    const auto ids = table_.ids();
+    const auto boxes = this->table_.boxes();
+    const auto ids = this->table_.ids();
     const std::size_t n = boxes.size();
     for (std::size_t i = 0; i < n; ++i) {
       const box_type& a = boxes[i];
@@ -51,15 +44,12 @@ class brute_force {
     for_each_pair([&out](handle a, handle b) { out.push_back({a, b}); });
   }
 
-  void clear() { table_.clear(); }
-
   /// Box tests done by the last detection.
   std::uint64_t box_tests() const noexcept { return box_tests_; }
   /// Bytes of capacity held.
-  std::size_t bytes() const noexcept { return table_.bytes(); }
+  std::size_t bytes() const noexcept { return this->table_.bytes(); }
 
  private:
-  object_table<D, T> table_;
   std::uint64_t box_tests_ = 0;
 };
 

@@ -47,7 +47,8 @@ struct config {
   /// Number of cells per axis of a newly created grid (waLBerla x/y/zCellCount).
   /// Each must be a power of two, at least 4 (so every cell has distinct
   /// neighbours under the modulo mapping) and at most 2^15. In 2D the third
-  /// value is ignored. Default 16 x 16 x 16.
+  /// value is not used, but validate_config checks all three values (leave it
+  /// at a valid value such as the default). Default 16 x 16 x 16.
   std::array<std::uint32_t, 3> initial_cells = {16, 16, 16};
 
   /// A grid grows (its cell count is multiplied by 2^D, objects are rehashed)

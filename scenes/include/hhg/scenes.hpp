@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hhg/box.hpp"
@@ -67,6 +68,32 @@ class thesis_scenario {
   std::vector<box<D, T>> boxes_;
   void refresh(std::size_t i);
 };
+
+/// The named variants of the thesis scenario: the one table `hhg run`,
+/// `hhg bench` and the benchmark harness read.
+struct named_scenario {
+  std::string_view name;
+  std::string_view description;
+  /// Changes the default thesis_params into this variant's.
+  void (*adjust)(thesis_params&);
+  /// A few huge static boxes are added (huge_static_boxes) to the moving ones.
+  bool huge_statics = false;
+};
+
+/// Every named variant: equal, varied, elongated, coherent, sparse, uneven,
+/// mixed, jumping (in this order).
+const std::vector<named_scenario>& named_scenarios();
+/// Their names, in table order.
+std::vector<std::string> named_scenario_names();
+/// The variant called `name`; throws std::invalid_argument (naming the known
+/// ones) for any other name.
+const named_scenario& find_named_scenario(std::string_view name);
+/// The thesis parameters of variant `name` with n objects and `seed`.
+thesis_params named_scenario_params(std::string_view name, std::size_t n, std::uint64_t seed);
+/// The huge static boxes of the `mixed` variant: max(1, n / 2000) cubes of
+/// edge 1000 placed uniformly in the scene's domain (deterministic in seed).
+template <int D, class T>
+std::vector<box<D, T>> huge_static_boxes(const thesis_scenario<D, T>& scene, std::uint64_t seed);
 
 /// The adversarial zoo: scenes aimed at the weak spots of broad phases.
 enum class zoo {

@@ -1,5 +1,7 @@
-// apps/hhg/bench_peers.hpp: the broad phases of other libraries, wrapped for
-// `hhg bench` (same boxes, same motion, pairs compared across methods).
+// bench/harness/peers.hpp: the broad phases of other libraries, wrapped for
+// the benchmark harness (same boxes, same motion, pairs compared across
+// methods). Only `hhg_bench` (bench/CMakeLists.txt) compiles them in; the
+// installed `hhg` tool links no peer library and offers no peer.
 //
 // Each wrapper has insert(box) -> handle, move(handle, box), update(),
 // find_pairs(out), bytes() (0: not known; peak RSS is measured instead).
@@ -16,8 +18,10 @@
 //   `fcl-dtree-refit` is the dynamic tree updated with update() instead, to
 //   show the difference (its tree degrades as objects move).
 // - CGAL: box_self_intersection_d on closed boxes, rebuilt every step.
-// Peers are compiled in when CMake finds them (HHG_HAVE_BULLET, HHG_HAVE_FCL,
-// HHG_HAVE_CGAL); `hhg bench` lists the missing ones as skipped.
+// Peers are compiled in when bench/peers.cmake finds them (HHG_HAVE_BULLET,
+// HHG_HAVE_FCL, HHG_HAVE_CGAL); a peer that is not compiled in is not offered.
+// FCL's IntervalTreeCollisionManager is not offered: FCL 0.7's crashes
+// (segfault) after update(objects) on these scenes.
 #pragma once
 
 #include <cmath>
@@ -36,7 +40,6 @@
 #include <fcl/broadphase/broadphase_SaP.h>
 #include <fcl/broadphase/broadphase_dynamic_AABB_tree.h>
 #include <fcl/broadphase/broadphase_dynamic_AABB_tree_array.h>
-#include <fcl/broadphase/broadphase_interval_tree.h>
 #include <fcl/broadphase/broadphase_spatialhash.h>
 #include <fcl/geometry/shape/box.h>
 #include <fcl/narrowphase/collision_object.h>
@@ -49,25 +52,19 @@ namespace hhg::cli::peers {
 
 using box3 = box<3, double>;
 
-/// Names of the peers compiled into this build.
+/// Names of the peers compiled into this build (the only ones offered).
 inline std::vector<std::string> available() {
   std::vector<std::string> v;
 #ifdef HHG_HAVE_BULLET
   v.insert(v.end(), {"bullet-dbvt", "bullet-sap"});
 #endif
 #ifdef HHG_HAVE_FCL
-  v.insert(v.end(), {"fcl-dtree", "fcl-dtree-refit", "fcl-dtree-array", "fcl-sap", "fcl-shash", "fcl-itree"});
+  v.insert(v.end(), {"fcl-dtree", "fcl-dtree-refit", "fcl-dtree-array", "fcl-sap", "fcl-shash"});
 #endif
 #ifdef HHG_HAVE_CGAL
   v.push_back("cgal");
 #endif
   return v;
-}
-
-inline const std::vector<std::string>& all_names() {
-  static const std::vector<std::string> names = {"bullet-dbvt", "bullet-sap", "fcl-dtree", "fcl-dtree-refit",
-                                                 "fcl-dtree-array", "fcl-sap", "fcl-shash", "fcl-itree", "cgal"};
-  return names;
 }
 
 /// Boxes kept by every wrapper for the exact filter.
@@ -213,8 +210,6 @@ class fcl_manager : public base {
       m_ = std::make_unique<fcl::DynamicAABBTreeCollisionManager_Arrayd>();
     } else if (kind_ == "fcl-sap") {
       m_ = std::make_unique<fcl::SaPCollisionManagerd>();
-    } else if (kind_ == "fcl-itree") {
-      m_ = std::make_unique<fcl::IntervalTreeCollisionManagerd>();
     } else {  // spatial hashing: cell = largest edge, scene = bounds of the boxes
       fcl::Vector3d a = fcl::Vector3d::Constant(INFINITY), b = fcl::Vector3d::Constant(-INFINITY);
       double cell = 0;

@@ -1,0 +1,653 @@
+// bench/harness/bench.cpp: `hhg bench` (and `hhg_bench`, the same with the
+// peers compiled in), the thesis' experiments (chapter 4) run by every method
+// on the same boxes and the same motion, side by side.
+//
+// Each (scenario, N, method) runs in its own child process (fork), so no
+// method inherits another's heap; the child reports one line through a pipe.
+// A step = the scenario moves every object (not timed), update phase (move()
+// for every object, then update(); timed), detection (find_pairs into a
+// reused vector; timed). Medians and maxima over the steps after 2 warm-up
+// steps. Pairs per step must agree across methods: a mismatch is reported and
+// gives exit status 1. See docs/benchmarks/README.md.
+#include <sys/resource.h>
+#include <csignal>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <limits>
+#include <thread>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "../../apps/hhg/commands.hpp"
+#include "../../apps/hhg/methods.hpp"
+#include "../../apps/hhg/options.hpp"
+#include "hhg/scenes.hpp"
+#include "peers.hpp"
+
+namespace hhg::cli {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// ---- the afternoon baseline: a uniform grid in a std::unordered_map ---------
+// Cell = the largest object's edge; each object in the cell of its min corner;
+// rebuilt every step; each cell against itself and its 26 neighbours, pairs
+// kept once by index order. What a user writes without a library.
+template <int D, class T>
+class plain_grid {
+ public:
+  using box_type = box<D, T>;
+  static constexpr int dimension = D;
+  using scalar = T;
+  static constexpr const char* method_name = "grid";
+  handle insert(const box_type& b) {
+    boxes_.push_back(b);
+    return {static_cast<std::uint32_t>(boxes_.size() - 1), 1};
+  }
+  void move(handle h, const box_type& b) { boxes_[h.index] = b; }
+  void update() {}
+  std::size_t bytes() const {
+    std::size_t b = boxes_.capacity() * sizeof(box_type) + cells_.bucket_count() * sizeof(void*);
+    for (const auto& [k, v] : cells_) b += sizeof(k) + v.capacity() * 4 + 32;
+    return b;
+  }
+  void find_pairs(std::vector<handle_pair>& out) {
+    out.clear();
+    double cell = 0;
+    for (const auto& b : boxes_)
+      for (int k = 0; k < D; ++k) cell = std::max(cell, static_cast<double>(b.max[k] - b.min[k]));
+    cell = cell > 0 ? cell * (1 + 1e-9) : 1;
+    cells_.clear();
+    auto key = [](const std::array<std::int64_t, D>& c) {
+      std::uint64_t h = 0;
+      for (int k = 0; k < D; ++k) h = h * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(c[k]);
+      return h;
+    };
+    std::vector<std::array<std::int64_t, D>> at(boxes_.size());
+    for (std::size_t i = 0; i < boxes_.size(); ++i) {
+      for (int k = 0; k < D; ++k) at[i][k] = static_cast<std::int64_t>(std::floor(boxes_[i].min[k] / cell));
+      cells_[key(at[i])].push_back(static_cast<std::uint32_t>(i));
+    }
+    for (std::size_t i = 0; i < boxes_.size(); ++i) {
+      std::array<int, D> d{};
+      d.fill(-1);
+      for (;;) {
+        std::array<std::int64_t, D> c{};
+        for (int k = 0; k < D; ++k) c[k] = at[i][k] + d[k];
+        if (auto it = cells_.find(key(c)); it != cells_.end())
+          for (std::uint32_t j : it->second)
+            if (j > i && overlaps(boxes_[i], boxes_[j]))
+              out.push_back({{static_cast<std::uint32_t>(i), 1}, {j, 1}});
+        int k = 0;
+        for (; k < D; ++k) {
+          if (d[k] < 1) {
+            ++d[k];
+            break;
+          }
+          d[k] = -1;
+        }
+        if (k == D) break;
+      }
+    }
+  }
+
+ private:
+  std::vector<box_type> boxes_;
+  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> cells_;
+};
+
+struct result {
+  std::string scenario, method;
+  std::size_t n = 0, steps = 0;
+  double setup_ms = 0, update_med = 0, update_max = 0, detect_med = 0, detect_max = 0, step_med = 0, step_mean = 0;
+  double pairs_med = 0;
+  std::size_t bytes = 0;
+  long peak_rss_kb = 0;
+  // growth of the peak RSS over the process' peak before the method was
+  // created (the scene already generated): the method's peak memory
+  long long peak_bytes = 0;
+  // counters of the last detection, -1 where the method does not count
+  long long box_tests = -1, cells_visited = -1;
+  std::string pair_counts;  // per step, comma separated
+  std::string note;
+};
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+double ms(clock_type::time_point a, clock_type::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+// Runs one method on one scenario (in the child process).
+// `scenario` is a name of scenes::named_scenarios().
+template <class M>
+result measure(M m, const std::string& scenario, std::size_t n, std::size_t steps, std::uint64_t seed) {
+  using B = typename M::box_type;
+  scenes::thesis_scenario<3, double> scene(scenes::named_scenario_params(scenario, n, seed));
+  // mixed: a few huge static objects (1000x the size) among the moving ones
+  const std::vector<B> huge = scenes::find_named_scenario(scenario).huge_statics
+                                  ? scenes::huge_static_boxes(scene, seed)
+                                  : std::vector<B>{};
+  result res;
+  res.scenario = scenario;
+  res.n = n;
+  res.steps = steps;
+  rusage before{};
+  getrusage(RUSAGE_SELF, &before);
+  std::vector<handle> hs;
+  hs.reserve(n);
+  const auto t0 = clock_type::now();
+  for (const auto& b : scene.boxes()) hs.push_back(m.insert(b));
+  for (const auto& b : huge) m.insert(b);
+  std::vector<handle_pair> pairs;
+  m.find_pairs(pairs);
+  res.setup_ms = ms(t0, clock_type::now());
+  std::vector<double> up, det, st, pc;
+  for (std::size_t s = 1; s <= steps; ++s) {
+    scene.step();
+    const auto a = clock_type::now();
+    if constexpr (requires { m.move(std::span<const handle>(hs), std::span<const B>(scene.boxes())); })
+      m.move(std::span<const handle>(hs), std::span<const B>(scene.boxes()));  // the batch form where there is one
+    else
+      for (std::size_t i = 0; i < n; ++i) m.move(hs[i], scene.boxes()[i]);
+    m.update();
+    const auto b = clock_type::now();
+    m.find_pairs(pairs);
+    const auto c = clock_type::now();
+    if (!res.pair_counts.empty()) res.pair_counts += ',';
+    res.pair_counts += std::to_string(pairs.size());
+    if (s > 2 || steps <= 2) {
+      up.push_back(ms(a, b));
+      det.push_back(ms(b, c));
+      st.push_back(ms(a, c));
+      pc.push_back(static_cast<double>(pairs.size()));
+    }
+  }
+  res.update_med = median(up);
+  res.update_max = up.empty() ? 0 : *std::max_element(up.begin(), up.end());
+  res.detect_med = median(det);
+  res.detect_max = det.empty() ? 0 : *std::max_element(det.begin(), det.end());
+  res.step_med = median(st);
+  for (const double x : st) res.step_mean += x / static_cast<double>(st.size());
+  res.pairs_med = median(pc);
+  res.bytes = m.bytes();
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  res.peak_rss_kb = ru.ru_maxrss;
+  res.peak_bytes = (static_cast<long long>(ru.ru_maxrss) - static_cast<long long>(before.ru_maxrss)) * 1024;
+  if constexpr (requires { m.stats().box_tests; }) {
+    const auto counters = m.stats();
+    res.box_tests = static_cast<long long>(counters.box_tests);
+    res.cells_visited = static_cast<long long>(counters.cells_visited);
+  } else {
+    if constexpr (requires { m.box_tests(); }) res.box_tests = static_cast<long long>(m.box_tests());
+    if constexpr (requires { m.cells_visited(); }) res.cells_visited = static_cast<long long>(m.cells_visited());
+  }
+  return res;
+}
+
+std::string encode(const result& r) {
+  std::ostringstream s;
+  s.precision(9);
+  s << r.setup_ms << ' ' << r.update_med << ' ' << r.update_max << ' ' << r.detect_med << ' ' << r.detect_max << ' '
+    << r.step_med << ' ' << r.step_mean << ' ' << r.pairs_med << ' ' << r.bytes << ' ' << r.peak_rss_kb << ' ' << r.peak_bytes << ' '
+    << r.box_tests << ' ' << r.cells_visited << ' ' << r.pair_counts;
+  return s.str();
+}
+
+bool decode(const std::string& line, result& r) {
+  std::istringstream s(line);
+  return static_cast<bool>(s >> r.setup_ms >> r.update_med >> r.update_max >> r.detect_med >> r.detect_max >>
+                           r.step_med >> r.step_mean >> r.pairs_med >> r.bytes >> r.peak_rss_kb >> r.peak_bytes >> r.box_tests >>
+                           r.cells_visited >> r.pair_counts);
+}
+
+// The `factor` experiment: hhg with these hierarchy factors.
+constexpr std::pair<const char*, double> factor_variants[] = {
+    {"hhg-f1.5", 1.5}, {"hhg-f2", 2.0}, {"hhg-f3", 3.0}, {"hhg-f4", 4.0}};
+
+// Runs `method` (with its variant) in the child: dispatch by name.
+result run_child(const std::string& method, const std::string& scenario, std::size_t n, std::size_t steps,
+                 std::uint64_t seed, unsigned threads) {
+  const std::unique_ptr<thread_pool> pool = make_executor(threads);
+  // the hash grid variants run on `threads` workers (set_executor)
+  auto grid = [&](const config& c) {
+    hash_grids<3, double> g(c);
+    g.set_executor(pool.get());
+    return g;
+  };
+  if (method == "grid") return measure(plain_grid<3, double>(), scenario, n, steps, seed);
+#ifdef HHG_HAVE_BULLET
+  if (method == "bullet-dbvt") return measure(peers::bullet(false), scenario, n, steps, seed);
+  if (method == "bullet-sap") return measure(peers::bullet(true), scenario, n, steps, seed);
+#endif
+#ifdef HHG_HAVE_FCL
+  if (method.rfind("fcl-", 0) == 0) return measure(peers::fcl_manager(method), scenario, n, steps, seed);
+#endif
+#ifdef HHG_HAVE_CGAL
+  if (method == "cgal") return measure(peers::cgal(), scenario, n, steps, seed);
+#endif
+  if (method == "hhg-rebuild") {
+    config c;
+    c.strategy = update_strategy::rebuild;
+    return measure(grid(c), scenario, n, steps, seed);
+  }
+  if (method == "hhg-occupancy") {
+    config c;
+    c.growth = growth_rule::by_occupancy;
+    return measure(grid(c), scenario, n, steps, seed);
+  }
+  for (const auto& [name, factor] : factor_variants) {
+    if (method != name) continue;
+    config c;
+    c.hierarchy_factor = factor;
+    return measure(grid(c), scenario, n, steps, seed);
+  }
+  if (method == "hhg") return measure(grid(config{}), scenario, n, steps, seed);
+  return with_method<3>(method, [&](auto id) {  // throws hhg::error for an unknown name
+    using M = typename decltype(id)::type;
+    return measure(M(), scenario, n, steps, seed);
+  });
+}
+
+std::optional<result> run_isolated(const std::string& method, const std::string& scenario, std::size_t n,
+                                   std::size_t steps, std::uint64_t seed, unsigned threads, unsigned timeout_s,
+                                   std::string& error) {
+  int fd[2];
+  if (pipe(fd) != 0) {
+    error = "pipe failed";
+    return std::nullopt;
+  }
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    error = "fork failed";
+    return std::nullopt;
+  }
+  if (pid == 0) {
+    close(fd[0]);
+    alarm(timeout_s);  // a run that takes longer is killed and reported as timed out
+    int code = 0;
+    std::string line;
+    try {
+      line = encode(run_child(method, scenario, n, steps, seed, threads)) + "\n";
+    } catch (const std::exception& e) {
+      line = std::string("error ") + e.what() + "\n";
+      code = 1;
+    }
+    const char* p = line.data();
+    std::size_t left = line.size();
+    while (left > 0) {
+      const ssize_t w = write(fd[1], p, left);
+      if (w <= 0) break;
+      p += w;
+      left -= static_cast<std::size_t>(w);
+    }
+    close(fd[1]);
+    _exit(code);
+  }
+  close(fd[1]);
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    const ssize_t r = read(fd[0], buf, sizeof buf);
+    if (r <= 0) break;
+    text.append(buf, static_cast<std::size_t>(r));
+  }
+  close(fd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  result res;
+  res.method = method;
+  res.scenario = scenario;
+  res.n = n;
+  res.steps = steps;
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
+    error = "timed out after " + std::to_string(timeout_s) + " s";
+    return std::nullopt;
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !decode(text, res)) {
+    error = text.empty() ? "the run crashed" : text.substr(0, text.find('\n'));
+    return std::nullopt;
+  }
+  return res;
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown";
+}
+
+
+// An experiment of --scenario: a named scenario run by the chosen methods, or
+// `factor` / `update`, which expand into hhg variants on named scenarios.
+struct job {
+  std::string label;     // the scenario column of the results
+  std::string scenario;  // a name of scenes::named_scenarios()
+  std::vector<std::string> methods;
+};
+
+bool has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+std::vector<std::string> experiment_names() {
+  std::vector<std::string> v = scenes::named_scenario_names();
+  v.erase(std::remove(v.begin(), v.end(), "jumping"), v.end());  // part of `update`
+  v.push_back("factor");
+  v.push_back("update");
+  return v;
+}
+
+/// Every method this build can run, in table order: the registry (with the hhg
+/// variants after hhg), the plain grid, then the peers compiled in.
+std::vector<std::string> offered_methods() {
+  std::vector<std::string> v = method_names();
+  v.insert(v.begin() + 1, {"hhg-rebuild", "hhg-occupancy"});
+  v.push_back("grid");
+  for (const auto& p : peers::available()) v.push_back(p);
+  return v;
+}
+
+/// A reason to skip `method` at this size, or "" to run it.
+std::string skip_reason(const std::string& m, const std::string& scenario, std::size_t n) {
+  if ((m == "fcl-sap" || m == "fcl-shash") && n > 20000)
+    return "skipped: above 20000 objects (15 us per object per step already at 3000)";
+  if (m == "brute" && n > 20000) return "skipped: O(N^2) above 20000 objects";
+  if ((m == "uniform" || m == "multilevel" || m == "hierarchical" || m == "grid") && scenario == "mixed" && n > 20000)
+    return "skipped: huge objects cover too many cells above 20000 objects";
+  return {};
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string pad(std::string s, std::size_t width, bool left) {
+  if (s.size() >= width) return s;
+  return left ? s + std::string(width - s.size(), ' ') : std::string(width - s.size(), ' ') + s;
+}
+
+}  // namespace
+
+CLI::App* add_bench_command(CLI::App& app, bench_options& o) {
+  CLI::App* sub = app.add_subcommand("bench", "Run the thesis' experiments with every method, side by side");
+  std::string scenario_help = "Comma-separated experiments:";
+  for (const scenes::named_scenario& sc : scenes::named_scenarios())
+    if (sc.name != "jumping") scenario_help += " " + std::string(sc.name) + " (" + std::string(sc.description) + "),";
+  scenario_help +=
+      " factor (hhg with hierarchy factors 1.5, 2, 3, 4 on varied sizes), update (hhg and hhg-rebuild on equal "
+      "and on jumping motion) (default: all)";
+  sub->add_option("--scenario", o.scenarios, scenario_help)
+      ->delimiter(',')
+      ->check(CLI::IsMember(experiment_names()));
+  std::string method_list;
+  for (const auto& m : offered_methods()) method_list += (method_list.empty() ? "" : ", ") + m;
+  sub->add_option("--methods", o.methods, "Comma-separated methods (default: all): " + method_list)
+      ->delimiter(',')
+      ->check(CLI::IsMember(offered_methods()));
+  sub->add_option("--n", o.ns, "Comma-separated object counts, 1 to 100000000 (default: 1000,10000,100000)")
+      ->delimiter(',')
+      ->check(integer_in(1, 100000000));
+  sub->add_option("--steps", o.steps, "Time steps per run, 1 to 100000 (default 10, 5 with --quick)")
+      ->check(integer_in(1, 100000));
+  sub->add_option("--seed", o.seed, "Seed of the scenarios (0 to 2^64-1)")
+      ->check(integer_in(0, std::numeric_limits<std::uint64_t>::max()));
+  sub->add_option("--json", o.json, "Write the results as JSON to this file (opened before the runs)");
+  sub->add_option("--csv", o.csv, "Write the results as CSV to this file (opened before the runs)");
+  sub->add_flag("--skip-header", o.skip_header, "No header line in the --csv file");
+  sub->add_flag("--quick", o.quick,
+                "A small run (a few seconds): equal, varied, sparse, mixed, update at N = 2000, 5 steps; the one CI runs");
+  sub->add_option("--timeout", o.timeout, "Seconds a single run may take before it is skipped as too slow")
+      ->check(integer_in(1, 86400));
+  add_threads_option(sub, o.threads);
+  return sub;
+}
+
+int bench_command(const bench_options& o) {
+  const std::vector<std::string> offered = offered_methods();
+  std::vector<std::string> scenarios = o.scenarios.empty() ? experiment_names() : o.scenarios;
+  const std::vector<std::string> methods = o.methods.empty() ? offered : o.methods;
+  for (const auto& s : scenarios)  // CLI11 checks these too; the harness may be called from elsewhere
+    if (!has(experiment_names(), s)) throw usage_error("bench: unknown scenario '" + s + "'");
+  for (const auto& m : methods)
+    if (!has(offered, m)) throw usage_error("bench: unknown method '" + m + "'");
+  std::vector<std::size_t> ns(o.ns.begin(), o.ns.end());
+  std::size_t steps = o.steps;
+  if (o.quick) {
+    if (o.scenarios.empty()) scenarios = {"equal", "varied", "sparse", "mixed", "update"};
+    if (ns.empty()) ns = {2000};
+    if (steps == 0) steps = 5;
+  }
+  if (ns.empty()) ns = {1000, 10000, 100000};
+  if (steps == 0) steps = 10;
+
+  std::vector<job> jobs;
+  for (const auto& s : scenarios) {
+    if (s == "factor") {
+      std::vector<std::string> v;
+      if (has(methods, "hhg"))
+        for (const auto& [name, factor] : factor_variants) v.emplace_back(name);
+      jobs.push_back({"factor", "varied", v});
+    } else if (s == "update") {
+      std::vector<std::string> v;
+      for (const char* m : {"hhg", "hhg-rebuild"})
+        if (has(methods, m)) v.emplace_back(m);
+      jobs.push_back({"update", "equal", v});
+      jobs.push_back({"update-jump", "jumping", v});
+    } else {
+      jobs.push_back({s, s, methods});
+    }
+  }
+  // A scenario that none of the chosen methods runs is a usage error, not an empty table.
+  for (const job& j : jobs)
+    if (j.methods.empty())
+      throw usage_error("bench: scenario '" + j.label + "' runs only " +
+                        (j.label == "factor" ? std::string("hhg (as hhg-f1.5 ... hhg-f4)") : "hhg and hhg-rebuild") +
+                        ", and --methods names neither");
+
+  // Output files are opened before any run: a bad path fails now, not after an hour.
+  output_file json_file, csv_file;
+  if (!o.json.empty()) json_file = output_file(o.json, "bench", "--json");
+  if (!o.csv.empty()) csv_file = output_file(o.csv, "bench", "--csv");
+
+  std::vector<result> results;
+  bool mismatch = false;
+  std::size_t total = 0, done = 0;
+  for (const auto& j : jobs) total += j.methods.size() * ns.size();
+  for (const auto& j : jobs) {
+    for (std::size_t n : ns) {
+      std::string reference_counts, reference_method;
+      for (const auto& m : j.methods) {
+        ++done;
+        result r;
+        r.method = m;
+        r.scenario = j.label;
+        r.n = n;
+        r.steps = steps;
+        if (std::string why = skip_reason(m, j.scenario, n); !why.empty()) {
+          r.note = why;
+        } else {
+          std::fprintf(stderr, "hhg bench: [%zu/%zu] %s n=%zu %s ...\n", done, total, j.label.c_str(), n, m.c_str());
+          std::string error;
+          if (auto got = run_isolated(m, j.scenario, n, steps, o.seed, o.threads, o.timeout, error)) {
+            r = *got;
+            r.scenario = j.label;
+            if (reference_counts.empty()) {
+              reference_counts = r.pair_counts;
+              reference_method = m;
+            } else if (r.pair_counts != reference_counts) {
+              mismatch = true;
+              r.note = "PAIRS DIFFER from " + reference_method;
+              std::fprintf(stderr, "hhg bench: MISMATCH: %s n=%zu: %s found pairs per step %s, %s found %s\n",
+                           j.label.c_str(), n, m.c_str(), r.pair_counts.c_str(), reference_method.c_str(),
+                           reference_counts.c_str());
+            }
+          } else if (error.rfind("timed out", 0) == 0) {
+            r.note = "skipped: " + error;  // too slow for this size: noted, not an error
+          } else {
+            r.note = "failed: " + error;
+            mismatch = true;
+          }
+        }
+        results.push_back(r);
+      }
+    }
+  }
+  auto ran = [](const result& r) { return r.note.empty() || r.note.rfind("PAIRS DIFFER", 0) == 0; };
+
+  // The summary table. "x hhg" (step time over hhg's, same scenario and n) is
+  // shown only when an hhg row ran; rows without an hhg reference show "-".
+  std::map<std::pair<std::string, std::size_t>, double> hhg_step;
+  for (const auto& r : results)
+    if (r.method == "hhg" && ran(r) && r.step_med > 0) hhg_step[{r.scenario, r.n}] = r.step_med;
+  const bool ratio_column = !hhg_step.empty();
+  std::string t;
+  auto header = [&] {
+    t += pad("scenario", 12, true) + " " + pad("n", 9, false) + " " + pad("method", 15, true) + " " +
+         pad("setup ms", 10, false) + " " + pad("update ms", 10, false) + " " + pad("detect ms", 10, false) + " " +
+         pad("ns/obj/step", 11, false) + " ";
+    if (ratio_column) t += pad("x hhg", 8, false) + " ";
+    t += pad("pairs", 10, false) + " " + pad("B/object", 9, false) + "  note\n";
+  };
+  header();
+  for (const auto& r : results) {
+    t += pad(r.scenario, 12, true) + " " + pad(std::to_string(r.n), 9, false) + " " + pad(r.method, 15, true) + " ";
+    if (!ran(r)) {
+      t += r.note + "\n";
+      continue;
+    }
+    const double n = static_cast<double>(r.n);
+    t += pad(fixed(r.setup_ms, 3), 10, false) + " " + pad(fixed(r.update_med, 3), 10, false) + " " +
+         pad(fixed(r.detect_med, 3), 10, false) + " " + pad(fixed(r.step_med * 1e6 / n, 1), 11, false) + " ";
+    if (ratio_column) {
+      const auto it = hhg_step.find({r.scenario, r.n});
+      t += pad(it != hhg_step.end() ? fixed(r.step_med / it->second, 2) : "-", 8, false) + " ";
+    }
+    t += pad(fixed(r.pairs_med, 0), 10, false) + " ";
+    // bytes(): 0 where a method does not know (the peers): no meaningless 0.0
+    t += pad(r.bytes > 0 ? fixed(static_cast<double>(r.bytes) / n, 1) : "-", 9, false) + "  " + r.note + "\n";
+  }
+  std::fwrite(t.data(), 1, t.size(), stdout);
+  flush_stdout();
+
+  const std::string cpu = cpu_model();
+#ifdef __VERSION__
+  const std::string compiler = __VERSION__;
+#else
+  const std::string compiler = "unknown";
+#endif
+#ifdef HHG_BUILD_FLAGS
+  const std::string flags = HHG_BUILD_FLAGS;
+#else
+  const std::string flags = "unknown";
+#endif
+  // JSON and CSV carry the same columns (README, `hhg bench`), null / empty
+  // for a counter a method does not keep and for the times of a skipped run.
+  auto counter = [](long long v) { return v < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v); };
+  auto time_or_null = [&](const result& r, double v) { return ran(r) ? json_number(v) : nlohmann::json(nullptr); };
+  if (csv_file) {
+    std::string c;
+    if (!o.skip_header)
+      c += "scenario,n,steps,seed,method,setup_ms,step_ms_median,step_ms_mean,update_ms_median,detect_ms_median,"
+           "pairs,peak_bytes,update_ms_max,detect_ms_max,bytes,peak_rss_kb,box_tests,cells_visited,note\n";
+    auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v).dump() : std::string(); };
+    for (const auto& r : results) {
+      const bool ok = ran(r);
+      c += csv_field(r.scenario) + ',' + std::to_string(r.n) + ',' + std::to_string(r.steps) + ',' +
+           std::to_string(o.seed) + ',' + csv_field(r.method) + ',';
+      if (ok) {
+        c += num(r.setup_ms) + ',' + num(r.step_med) + ',' + num(r.step_mean) + ',' + num(r.update_med) + ',' +
+             num(r.detect_med) + ',' + num(r.pairs_med) + ',' + std::to_string(r.peak_bytes) + ',' +
+             num(r.update_max) + ',' + num(r.detect_max) + ',' + std::to_string(r.bytes) + ',' +
+             std::to_string(r.peak_rss_kb) + ',' + (r.box_tests < 0 ? "" : std::to_string(r.box_tests)) + ',' +
+             (r.cells_visited < 0 ? "" : std::to_string(r.cells_visited)) + ',';
+      } else {
+        c += ",,,,,,,,,,,,,";
+      }
+      c += csv_field(r.note) + '\n';
+    }
+    if (std::fwrite(c.data(), 1, c.size(), csv_file.get()) != c.size())
+      throw std::runtime_error("cannot write the --csv file '" + o.csv + "': " + std::strerror(errno));
+    csv_file.close();
+  }
+  if (json_file) {
+    // A list of runs, one per (scenario, n), each {"scenario", "n", "steps",
+    // "seed", "machine", "results": [{"method", ...}]}; keys may be added, none renamed.
+    nlohmann::ordered_json machine = {{"cpu", cpu},
+                                      {"cores", sysconf(_SC_NPROCESSORS_ONLN)},
+                                      {"compiler", compiler},
+                                      {"flags", flags}};
+    nlohmann::ordered_json runs = nlohmann::ordered_json::array();
+    for (std::size_t i = 0; i < results.size();) {
+      std::size_t e = i;
+      while (e < results.size() && results[e].scenario == results[i].scenario && results[e].n == results[i].n) ++e;
+      nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+      for (std::size_t k = i; k < e; ++k) {
+        const auto& r = results[k];
+        std::vector<std::uint64_t> per_step;
+        for (std::size_t p = 0, q = 0; p < r.pair_counts.size(); p = q + 1) {
+          q = r.pair_counts.find(',', p);
+          if (q == std::string::npos) q = r.pair_counts.size();
+          per_step.push_back(std::stoull(r.pair_counts.substr(p, q - p)));
+        }
+        rows.push_back({{"method", r.method},
+                        {"setup_ms", time_or_null(r, r.setup_ms)},
+                        {"step_ms_median", time_or_null(r, r.step_med)},
+                        {"step_ms_mean", time_or_null(r, r.step_mean)},
+                        {"update_ms_median", time_or_null(r, r.update_med)},
+                        {"detect_ms_median", time_or_null(r, r.detect_med)},
+                        {"pairs", time_or_null(r, r.pairs_med)},
+                        {"peak_bytes", ran(r) ? nlohmann::ordered_json(r.peak_bytes) : nlohmann::ordered_json(nullptr)},
+                        {"update_ms_max", time_or_null(r, r.update_max)},
+                        {"detect_ms_max", time_or_null(r, r.detect_max)},
+                        {"bytes", ran(r) ? nlohmann::ordered_json(r.bytes) : nlohmann::ordered_json(nullptr)},
+                        {"peak_rss_kb", ran(r) ? nlohmann::ordered_json(r.peak_rss_kb) : nlohmann::ordered_json(nullptr)},
+                        {"box_tests", counter(r.box_tests)},
+                        {"cells_visited", counter(r.cells_visited)},
+                        {"pairs_per_step", per_step},
+                        {"note", r.note}});
+      }
+      runs.push_back({{"scenario", results[i].scenario},
+                      {"n", results[i].n},
+                      {"steps", steps},
+                      {"seed", o.seed},
+                      {"threads", o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency())},
+                      {"machine", machine},
+                      {"results", rows}});
+      i = e;
+    }
+    write_json(json_file.get(), runs, "the --json file '" + o.json + "'");
+    json_file.close();
+  }
+  if (mismatch) {
+    std::fprintf(stderr, "hhg: bench: some methods disagreed or failed (see the notes)\n");
+    return exit_failure;
+  }
+  return exit_ok;
+}
+
+}  // namespace hhg::cli
