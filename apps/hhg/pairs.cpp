@@ -153,8 +153,9 @@ int run_pairs(line_reader& in, const pairs_options& o) {
       }
     }();
     std::vector<std::uint32_t> index_of;  // handle.index -> data line index
-    for (std::size_t i = 0; i < boxes.size(); ++i) {
-      const handle h = m.insert(boxes[i]);
+    const std::vector<handle> hs = insert_all(m, boxes);  // (in bulk where the method can)
+    for (std::size_t i = 0; i < hs.size(); ++i) {
+      const handle h = hs[i];
       if (h.index >= index_of.size()) index_of.resize(std::max<std::size_t>(h.index + 1, 2 * index_of.size()));
       index_of[h.index] = static_cast<std::uint32_t>(i);
     }

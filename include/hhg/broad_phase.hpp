@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <concepts>
 #include <cstdint>
 #include <cstddef>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "hhg/box.hpp"
+#include "hhg/executor.hpp"
 #include "hhg/function_ref.hpp"
 #include "hhg/handle.hpp"
 
@@ -52,24 +54,63 @@ concept dynamic_broad_phase = requires(M m, const M cm, const typename M::box_ty
   { M::method_name } -> std::convertible_to<const char*>;
 };
 
-/// One-shot use: every overlapping pair of `boxes`, as indices (i < j, sorted
-/// ascending), with any dynamic method M. O(N) inserts plus one detection.
+/// Inserts every box of `boxes` into m, in order, and returns the handles:
+/// in one call where the method has a bulk insert (hash_grids: the grids are
+/// laid out in one pass), else one by one.
 template <dynamic_broad_phase M>
-std::vector<std::pair<std::uint32_t, std::uint32_t>> all_pairs(M& m, std::span<const typename M::box_type> boxes) {
-  m.clear();
-  std::vector<std::uint32_t> index_of;
-  for (std::size_t i = 0; i < boxes.size(); ++i) {
-    const handle h = m.insert(boxes[i]);
-    if (h.index >= index_of.size()) index_of.resize(h.index + 1);
-    index_of[h.index] = static_cast<std::uint32_t>(i);
+std::vector<handle> insert_all(M& m, std::span<const typename M::box_type> boxes) {
+  if constexpr (requires {
+                  { m.insert(boxes) } -> std::same_as<std::vector<handle>>;
+                }) {
+    return m.insert(boxes);
+  } else {
+    std::vector<handle> hs;
+    hs.reserve(boxes.size());
+    for (const auto& b : boxes) hs.push_back(m.insert(b));
+    return hs;
   }
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> out;
-  m.for_each_pair([&](handle a, handle b) {
-    std::uint32_t i = index_of[a.index], j = index_of[b.index];
+}
+
+/// One-shot use: every overlapping pair of `boxes`, as indices (i < j, sorted
+/// ascending), with any dynamic method M. O(N) inserts (one bulk insert where
+/// the method has one), one detection, and a radix sort of the pairs. With an
+/// executor (methods that take one: hash_grids), the insertion and the
+/// detection run on it; the result does not depend on it.
+template <dynamic_broad_phase M>
+std::vector<std::pair<std::uint32_t, std::uint32_t>> all_pairs(M& m, std::span<const typename M::box_type> boxes,
+                                                                executor* ex = nullptr) {
+  m.clear();
+  if constexpr (requires { m.set_executor(ex); }) m.set_executor(ex);
+  const std::vector<handle> hs = insert_all(m, boxes);
+  std::vector<std::uint32_t> index_of;
+  for (std::size_t i = 0; i < hs.size(); ++i) {
+    if (hs[i].index >= index_of.size()) index_of.resize(std::max<std::size_t>(hs[i].index + 1, 2 * index_of.size()));
+    index_of[hs[i].index] = static_cast<std::uint32_t>(i);
+  }
+  std::vector<handle_pair> found;
+  m.find_pairs(found);
+  // (i << 32 | j) keys, sorted by an LSD radix sort over the bits they use
+  std::vector<std::uint64_t> keys(found.size()), tmp(found.size());
+  for (std::size_t k = 0; k < found.size(); ++k) {
+    std::uint64_t i = index_of[found[k].a.index], j = index_of[found[k].b.index];
     if (j < i) std::swap(i, j);
-    out.emplace_back(i, j);
-  });
-  std::sort(out.begin(), out.end());
+    keys[k] = i << 32 | j;
+  }
+  std::vector<handle_pair>().swap(found);
+  const unsigned index_bits = static_cast<unsigned>(std::bit_width(boxes.size()));
+  for (unsigned shift = 0; shift < 64; shift += 16) {
+    if (shift >= index_bits && shift < 32) continue;  // j's unused high bits
+    if (shift >= 32 + index_bits) break;              // i's unused high bits
+    std::vector<std::size_t> count(1u << 16, 0);
+    for (std::uint64_t k : keys) ++count[(k >> shift) & 0xFFFF];
+    std::size_t sum = 0;
+    for (std::size_t& c : count) sum += std::exchange(c, sum);
+    for (std::uint64_t k : keys) tmp[count[(k >> shift) & 0xFFFF]++] = k;
+    keys.swap(tmp);
+  }
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> out(keys.size());
+  for (std::size_t k = 0; k < keys.size(); ++k)
+    out[k] = {static_cast<std::uint32_t>(keys[k] >> 32), static_cast<std::uint32_t>(keys[k])};
   return out;
 }
 

@@ -13,7 +13,7 @@ namespace hhg {
 namespace detail {
 
 template <int D, class T>
-struct detect_worker {
+struct alignas(64) detect_worker {  // (own cache lines: workers count every test)
   using types = grid_types<D, T>;
   using entry = typename types::entry;
   using query = typename types::query;

@@ -230,17 +230,26 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
 
   // ---- pass 1: grid and cell of every moved object (nothing changes) ----
   pending.assign((slots.size() + 63) / 64, 0);  // the slots the batch moves
-  bulk_tmp.resize(n);
+  if (ngrids > 1) bulk_tmp.resize(n);
   std::vector<std::uint32_t> counts(nchunks * ngrids, 0);  // per chunk and grid: its moved objects that go there
   std::vector<std::uint32_t> moved_from(nchunks * ngrids, 0);  // per chunk and grid: its moved objects that were there
   std::vector<std::size_t> changed_in(nchunks, 0);
   std::vector<char> failed(nchunks, 0), slot_order(nchunks, 1);
   const std::uint32_t g0 = hs[0].generation;
   bulk_key* const key1 = bulk_tmp.data();
+  // One grid: the keys go straight to their place in its key list (position
+  // i), no scatter. (The objects the batch does not move follow them.)
+  const bool one_grid = ngrids == 1;
+  if (one_grid) {
+    bulk_keys.resize(1);
+    bulk_keys[0].clear();
+    bulk_keys[0].resize(grids[0].objects > n ? grids[0].objects : n);
+  }
+  bulk_key* const direct = one_grid ? bulk_keys[0].data() : nullptr;
   run_chunks(nchunks, [&](std::size_t c) {
     const std::size_t lo = c * chunk, hi = std::min(n, lo + chunk);
-    std::uint32_t* cnt = counts.data() + c * ngrids;
-    std::uint32_t* from = moved_from.data() + c * ngrids;
+    // counted here, stored once (neighbouring chunks' counters share cache lines)
+    std::array<std::uint32_t, kMaxGrids> cnt{}, from{};
     std::size_t changed = 0;
     bool in_order = true;
     for (std::size_t i = lo; i < hi; ++i) {
@@ -274,10 +283,13 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
       changed += fresh || gid != place || code != sl.cell;
       ++cnt[gid];
       if (!fresh) ++from[place];
-      key1[i] = {code, gid};
+      if (one_grid) direct[i] = {code, static_cast<std::uint32_t>(i)};
+      else key1[i] = {code, gid};
     }
     changed_in[c] = changed;
     slot_order[c] = in_order;
+    std::copy_n(cnt.begin(), ngrids, counts.begin() + static_cast<std::ptrdiff_t>(c * ngrids));
+    std::copy_n(from.begin(), ngrids, moved_from.begin() + static_cast<std::ptrdiff_t>(c * ngrids));
   });
   for (std::size_t c = 0; c < nchunks; ++c)
     if (failed[c]) return false;
@@ -302,7 +314,7 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
   std::vector<std::uint32_t> off(nchunks * ngrids);
   for (std::size_t id = 0; id < ngrids; ++id) {
     std::size_t stay = grids[id].objects - moved[id];
-    bulk_keys[id].clear();
+    if (!one_grid) bulk_keys[id].clear();
     bulk_keys[id].resize(arriving[id] + stay);
     std::uint32_t sum = 0;
     for (std::size_t c = 0; c < nchunks; ++c) {
@@ -319,7 +331,7 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
           bulk_keys[id][w++] = {oc.cell, static_cast<std::uint32_t>(n + oc.block + j)};
       }
   }
-  run_chunks(nchunks, [&](std::size_t c) {
+  if (!one_grid) run_chunks(nchunks, [&](std::size_t c) {
     const std::size_t lo = c * chunk, hi = std::min(n, lo + chunk);
     std::array<bulk_key*, kMaxGrids> to;  // (only the first ngrids are used)
     for (std::size_t id = 0; id < ngrids; ++id) to[id] = bulk_keys[id].data() + off[c * ngrids + id];
