@@ -2,7 +2,7 @@
 # Installs what hhg needs to build and test, from Debian's packages.
 # Safe to run repeatedly: it installs only what is missing.
 set -euo pipefail
-packages=(build-essential cmake pkg-config libgtest-dev libcli11-dev nlohmann-json3-dev clang libbullet-dev libfcl-dev libcgal-dev libnanoflann-dev python3-matplotlib)
+packages=(build-essential cmake pkg-config libgtest-dev libcli11-dev nlohmann-json3-dev clang libbullet-dev libfcl-dev libcgal-dev libnanoflann-dev python3-matplotlib libgmp-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -160,13 +160,21 @@ int run_query(line_reader& boxes_in, const query_options& o, mode m, const std::
             }
             const double len = v[2 * D];
             if (len < 0) fail_at(ln, "negative ray length");
+            // the segment o + s * direction / |direction|, 0 <= s <= len: scale
+            // the direction by a power of two (exact, the same path) to a
+            // largest component in [1, 2), so |direction| and len / |direction|
+            // neither overflow nor underflow; max_t is len / |direction|
+            // rounded (relative error below 2^-50)
             double norm = 0;
-            for (int i = 0; i < D && big > 0; ++i) {
-              const double u = r.direction[static_cast<std::size_t>(i)] / big;
-              norm += u * u;
+            if (big > 0) {
+              const int k = std::ilogb(big);
+              for (int i = 0; i < D; ++i) {
+                const auto a = static_cast<std::size_t>(i);
+                r.direction[a] = std::ldexp(r.direction[a], -k);
+                norm += r.direction[a] * r.direction[a];
+              }
             }
-            // parameter t = distance / |direction|
-            r.max_t = big > 0 ? len / big / std::sqrt(norm) : len;
+            r.max_t = big > 0 ? len / std::sqrt(norm) : len;
             g.ray_hits(r, hits);
             std::vector<std::pair<double, std::int64_t>> order;
             for (const ray_hit& h : hits) order.push_back({h.t, index_of[h.id.index]});
@@ -183,9 +191,12 @@ int run_query(line_reader& boxes_in, const query_options& o, mode m, const std::
               if (!std::isfinite(p[static_cast<std::size_t>(i)])) fail_at(ln, "point must be finite");
             g.nearest(p, o.k, hs);
             // ties by box index: re-rank equal distances
-            std::vector<std::pair<double, std::int64_t>> order;
-            for (const handle h : hs) order.push_back({box_distance_squared(g.get(h), p), index_of[h.index]});
-            std::stable_sort(order.begin(), order.end());
+            std::vector<std::pair<handle, std::int64_t>> order;
+            for (const handle h : hs) order.push_back({h, index_of[h.index]});
+            std::stable_sort(order.begin(), order.end(), [&](const auto& x, const auto& y) {
+              const int c = compare_box_distance(g.get(x.first), g.get(y.first), p);  // exact
+              return c < 0 || (c == 0 && x.second < y.second);
+            });
             for (const auto& e : order) ans.push_back(e.second);
             break;
           }
