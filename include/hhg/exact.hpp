@@ -211,6 +211,25 @@ inline double two_sum_err(double a, double b, double s) noexcept {
 /// doubles (n, m <= 4). A zero-length group is zero.
 inline int compare_sum_squares(const double* x, const double* y, int n, const double* u, const double* v,
                                int m) noexcept {
+  {
+    // plain double sums: when the larger is in [2^-960, 2^1000] (no overflow,
+    // underflow far below its last bit) each has a relative error below
+    // 2^-50, so a separation by 2^-45 decides
+    double p1 = 0, p2 = 0;
+    for (int i = 0; i < n; ++i) {
+      const double e = x[i] - y[i];
+      p1 += e * e;
+    }
+    for (int j = 0; j < m; ++j) {
+      const double e = u[j] - v[j];
+      p2 += e * e;
+    }
+    const double mx = std::max(p1, p2);
+    if (mx >= 0x1p-960 && mx <= 0x1p1000) {
+      if (p1 > p2 * (1 + 0x1p-45)) return 1;
+      if (p1 < p2 * (1 - 0x1p-45)) return -1;
+    }
+  }
   std::array<double, 8> d{};
   double big = 0;
   bool finite = true;
@@ -226,15 +245,18 @@ inline int compare_sum_squares(const double* x, const double* y, int n, const do
   if (finite) {
     if (big == 0) return 0;
     const int k = std::ilogb(big);  // scaled magnitudes below 2
+    // multiplying by 2^-k is ldexp (exact unless the result underflows)
+    const bool mul = k >= -1000 && k <= 1000;
+    const double down = mul ? std::ldexp(1.0, -k) : 0, up = mul ? std::ldexp(1.0, k) : 0;
     double s1 = 0, s2 = 0;
     bool exact = true;  // every operation below exact: the sign is the answer
     for (int i = 0; i < n + m; ++i) {
       const auto z = static_cast<std::size_t>(i);
-      const double a = std::ldexp(d[z], -k);
+      const double a = mul ? d[z] * down : std::ldexp(d[z], -k);
       const double sq = a * a;
       if (exact) {
         const double xi = i < n ? x[i] : u[i - n], yi = i < n ? y[i] : v[i - n];
-        exact = detail::two_sum_err(xi, -yi, d[z]) == 0 && std::ldexp(a, k) == d[z] && std::fma(a, a, -sq) == 0 &&
+        exact = detail::two_sum_err(xi, -yi, d[z]) == 0 && (mul ? a * up : std::ldexp(a, k)) == d[z] && std::fma(a, a, -sq) == 0 &&
                 (a == 0 || sq >= 0x1p-1000);
       }
       if (i < n) {
