@@ -242,6 +242,17 @@ inline int compare_sum_squares(const double* x, const double* y, int n, const do
     big = std::max(big, std::fabs(d[static_cast<std::size_t>(n + j)]));
   }
   finite = big <= std::numeric_limits<double>::max();
+  bool prescaled = false;
+  if (!finite) {  // a difference overflows: the differences of the inputs / 4
+    prescaled = true;
+    big = 0;
+    for (int i = 0; i < n + m; ++i) {
+      const auto z = static_cast<std::size_t>(i);
+      d[z] = i < n ? x[i] * 0.25 - y[i] * 0.25 : u[i - n] * 0.25 - v[i - n] * 0.25;
+      big = std::max(big, std::fabs(d[z]));
+    }
+    finite = true;  // |x / 4 - y / 4| < 2^1023
+  }
   if (finite) {
     if (big == 0) return 0;
     const int k = std::ilogb(big);  // scaled magnitudes below 2
@@ -249,7 +260,10 @@ inline int compare_sum_squares(const double* x, const double* y, int n, const do
     const bool mul = k >= -1000 && k <= 1000;
     const double down = mul ? std::ldexp(1.0, -k) : 0, up = mul ? std::ldexp(1.0, k) : 0;
     double s1 = 0, s2 = 0;
-    bool exact = true;  // every operation below exact: the sign is the answer
+    // every operation below exact: the sign is the answer (not with the
+    // prescaling, which may round inputs below 2^-1020; then the bound
+    // decides, as the largest difference is above 2^1020)
+    bool exact = !prescaled;
     for (int i = 0; i < n + m; ++i) {
       const auto z = static_cast<std::size_t>(i);
       const double a = mul ? d[z] * down : std::ldexp(d[z], -k);
