@@ -165,6 +165,8 @@ void cell_list<D, T>::neighbors(neighbor_list& out, bool ascending) const {
     std::uint32_t* w = sidx.data();
     for (std::uint32_t s = cell_start_[c]; s < cell_start_[c + 1]; ++s) {
       const auto& a = xyz_[s];
+      const std::size_t start = used;
+      bool band = false;  // some d2 in (accept, reject]: the exact test decides
       for (const auto& [b0, b1] : run)
         for (std::uint32_t t = b0; t < b1; ++t) {
           double d2 = 0;
@@ -173,8 +175,22 @@ void cell_list<D, T>::neighbors(neighbor_list& out, bool ascending) const {
             d2 += d * d;
           }
           w[used] = index_[t];
-          used += static_cast<std::size_t>((d2 <= accept || (d2 <= reject && near(a, xyz_[t], d2))) & (t != s));
+          used += static_cast<std::size_t>((d2 <= accept) & (t != s));
+          band |= (d2 > accept) & (d2 <= reject);
         }
+      if (band) [[unlikely]] {  // again, with the exact test in the band (rare)
+        used = start;
+        for (const auto& [b0, b1] : run)
+          for (std::uint32_t t = b0; t < b1; ++t) {
+            double d2 = 0;
+            for (std::size_t i = 0; i < static_cast<std::size_t>(D); ++i) {
+              const double d = a[i] - xyz_[t][i];
+              d2 += d * d;
+            }
+            w[used] = index_[t];
+            used += static_cast<std::size_t>(near(a, xyz_[t], d2) & (t != s));
+          }
+      }
       soff[s + 1] = used;
     }
   }
