@@ -301,7 +301,9 @@ bool ray_regions(const state_t<D, T>& s, const ray<D, T>& user_ray, C&& on_colum
       r.max_t = std::ldexp(r.max_t, k);  // +inf on overflow: a longer walk, still a superset
     }
   }
-  const auto on_column = [&](double t) { return on_column_user(std::ldexp(t, -k)); };
+  const bool by_mul = k >= -1000 && k <= 1000;  // t * 2^-k: the same rounding as ldexp
+  const double back = by_mul ? std::ldexp(1.0, -k) : 1.0;
+  const auto on_column = [&](double t) { return on_column_user(by_mul ? t * back : std::ldexp(t, -k)); };
   bool zero = true;
   for (int i = 0; i < D; ++i) zero = zero && r.direction[i] == 0;
   if (zero) {  // a point: the boxes containing the origin

@@ -223,15 +223,41 @@ inline double round_entry_fast(double n, double o, double d, double q) noexcept 
   const double ss = d > 0 ? s : -s, ee = d > 0 ? e : -e, dd = std::fabs(d);
   const double rem = std::fma(-q, dd, ss);  // exact: the remainder of a rounded quotient
   const double R = rem + ee;                // (t - q) * dd, relative error 2^-53
-  constexpr double inf = std::numeric_limits<double>::infinity();
-  for (const double c : {q, std::nextafter(q, inf), std::nextafter(q, -inf)}) {
+  // q > 0 is normal here: its neighbours are the adjacent bit patterns
+  const auto step = [](double x, int k) {
+    std::uint64_t u = 0;
+    std::memcpy(&u, &x, sizeof u);
+    u = k > 0 ? u + 1 : u - 1;
+    std::memcpy(&x, &u, sizeof u);
+    return x;
+  };
+  for (const double c : {q, step(q, 1), step(q, -1)}) {
     const double shift = (c - q) * dd;  // exact (power of two times dd)
     const double g = R - shift;
-    const double lo = (std::nextafter(c, -inf) - c) * 0.5 * dd, hi = (std::nextafter(c, inf) - c) * 0.5 * dd;
+    const double lo = (step(c, -1) - c) * 0.5 * dd, hi = (step(c, 1) - c) * 0.5 * dd;
     const double m = (std::fabs(R) + std::fabs(shift) + std::fabs(hi)) * 0x1p-45;
     if (g > lo + m && g < hi - m) return c;
   }
   return std::numeric_limits<double>::quiet_NaN();
+}
+
+// True when fl(fl(n - o) / d) = t is the exact quotient (both steps exact).
+inline bool exact_quotient(double n, double o, double d, double t) noexcept {
+  const double s = n - o;
+  return exact::detail::two_sum_err(n, -o, s) == 0 && std::fma(t, d, -s) == 0;
+}
+
+// The fast path's tn and tf are exact (every quotient of a finite coordinate
+// was computed without rounding: lattices, axis-aligned rays, grazing rays).
+template <int D, class T>
+bool all_quotients_exact(const ray<D, T>& r, const box<D, T>& b) noexcept {
+  for (int i = 0; i < D; ++i) {
+    const double o = r.origin[i], d = r.direction[i];
+    if (d == 0) continue;
+    for (const double c : {static_cast<double>(b.min[i]), static_cast<double>(b.max[i])})
+      if (std::isfinite(c) && !exact_quotient(c, o, d, (c - o) / d)) return false;
+  }
+  return true;
 }
 
 inline bool param_in_range(double t, bool nonzero) noexcept {
@@ -282,11 +308,11 @@ inline double ray_box_entry(const ray<D, T>& r, const box<D, T>& b) noexcept {
   constexpr double lo_f = 1 - 0x1p-49, hi_f = 1 + 0x1p-49;
   if (!(tn <= tf)) {
     if (tn == 0 || tf <= 0 || tn * lo_f > tf * hi_f) return -1;
-    return detail::ray_box_entry_exact(r, b);
+    return detail::all_quotients_exact(r, b) ? -1 : detail::ray_box_entry_exact(r, b);
   }
   if (tn == 0) return 0;
   if (!(tf == std::numeric_limits<double>::infinity() || tn * hi_f < tf * lo_f))
-    return detail::ray_box_entry_exact(r, b);
+    return detail::all_quotients_exact(r, b) ? tn : detail::ray_box_entry_exact(r, b);
   if (tn == std::numeric_limits<double>::infinity()) return tn;
   // the entry, rounded to nearest: every axis whose entry can be the largest
   double best = 0;
