@@ -13,8 +13,11 @@
 // infinite or wraps), the occupied cells are scanned instead. Every candidate
 // gets the exact predicate of hhg/queries.hpp, so results equal brute force.
 //
-// Spheres search the box [c - r', c + r'] with r' slightly larger than r (the
-// predicate sums rounded squares), then apply box_meets_sphere.
+// Spheres search the box [c - r', c + r'] with r' slightly larger than r (a
+// box meeting the sphere is within r of c on every axis; the margin covers the
+// rounding of c +- r), then apply the exact box_meets_sphere. nearest() grows
+// a cube of half width w until it holds k boxes within w (counted exactly),
+// then orders the candidates exactly (compare_box_distance, ties by index).
 //
 // Rays. Per level, the walk goes along the dominant axis a (largest
 // |direction|) column by column: column m holds the cells whose index on axis
@@ -279,8 +282,28 @@ bool walk_ray(const state_t<D, T>& s, const typename state_t<D, T>::grid& g, con
 
 // Every ray candidate: on_column / on_entry per region (apart, list, levels).
 // on_region_end() is called after each region.
+// The walk runs on the ray scaled to a direction whose largest component is
+// in [1, 2) (a power of two: the path is the same), so that its cell and
+// parameter arithmetic neither overflows nor underflows for directions of any
+// length; its parameter bounds are scaled back for on_column. The walk only
+// chooses candidates: every candidate is decided on the caller's ray.
 template <int D, class T, class C, class F, class E>
-bool ray_regions(const state_t<D, T>& s, const ray<D, T>& r, C&& on_column, F&& on_entry, E&& on_region_end) {
+bool ray_regions(const state_t<D, T>& s, const ray<D, T>& user_ray, C&& on_column_user, F&& on_entry,
+                 E&& on_region_end) {
+  ray<D, T> r = user_ray;
+  int k = 0;
+  {
+    double big = 0;
+    for (int i = 0; i < D; ++i) big = std::max(big, std::fabs(static_cast<double>(r.direction[i])));
+    if (big > 0) {
+      k = std::ilogb(big);
+      for (int i = 0; i < D; ++i) r.direction[i] = std::ldexp(r.direction[i], -k);
+      r.max_t = std::ldexp(r.max_t, k);  // +inf on overflow: a longer walk, still a superset
+    }
+  }
+  const bool by_mul = k >= -1000 && k <= 1000;  // t * 2^-k: the same rounding as ldexp
+  const double back = by_mul ? std::ldexp(1.0, -k) : 1.0;
+  const auto on_column = [&](double t) { return on_column_user(by_mul ? t * back : std::ldexp(t, -k)); };
   bool zero = true;
   for (int i = 0; i < D; ++i) zero = zero && r.direction[i] == 0;
   if (zero) {  // a point: the boxes containing the origin
@@ -487,7 +510,7 @@ void hash_grids<D, T>::nearest(const std::array<T, D>& p, std::size_t k, std::ve
   out.clear();
   if (k == 0 || s_->count == 0) return;
   const bool all = k >= s_->count;  // one pass over everything
-  std::vector<std::pair<double, handle>> cand;
+  std::vector<std::pair<box_type, handle>> cand;
   double w = all ? std::numeric_limits<double>::infinity() : 1.0;
   for (const std::uint32_t id : s_->levels)
     if (!all && s_->grids[id].objects != 0) {
@@ -503,19 +526,20 @@ void hash_grids<D, T>::nearest(const std::array<T, D>& p, std::size_t k, std::ve
       lo[i] = c - pad;
       hi[i] = c + pad;
     }
-    const double w2 = w * w;
     std::size_t within = 0;
     detail::search_region<D, T>(*s_, lo, hi, [&](const auto& e) {
-      const double d2 = box_distance_squared(e.box(), p);
-      cand.push_back({d2, e.user_handle()});
-      within += d2 <= w2 ? 1 : 0;
+      const box_type b = e.box();
+      cand.push_back({b, e.user_handle()});
+      // exact: sum_i d_i^2 <= w^2 (the cube holds every box within w)
+      within += box_meets_sphere(b, p, w) ? 1 : 0;
       return true;
     });
-    if (within >= k || cand.size() == s_->count || !std::isfinite(w2)) {
+    if (within >= k || cand.size() == s_->count || !std::isfinite(w)) {
       // every object at distance <= w is a candidate, so the k nearest (with
-      // ties) are among them
-      const auto less = [](const std::pair<double, handle>& x, const std::pair<double, handle>& y) {
-        return x.first < y.first || (x.first == y.first && x.second.index < y.second.index);
+      // ties) are among them; the order is exact (compare_box_distance)
+      const auto less = [&](const std::pair<box_type, handle>& x, const std::pair<box_type, handle>& y) {
+        const int c = compare_box_distance(x.first, y.first, p);
+        return c < 0 || (c == 0 && x.second.index < y.second.index);
       };
       const std::size_t n = std::min(k, cand.size());
       std::partial_sort(cand.begin(), cand.begin() + static_cast<std::ptrdiff_t>(n), cand.end(), less);

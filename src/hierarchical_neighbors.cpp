@@ -244,11 +244,20 @@ void hierarchical_neighbors<D, T>::neighbors(const std::vector<point>& points, d
   std::vector<std::size_t> below_start(n + 1, 0);
   std::vector<std::size_t> count(n, 0);
   std::uint64_t cand = 0;
+  const detail::within_filter near(r_);  // within(), exact, with a fast path
+  const auto close = [&](const std::array<double, D>& a, const std::array<double, D>& b) {
+    double d2 = 0;
+    for (std::size_t k = 0; k < static_cast<std::size_t>(D); ++k) {
+      const double d = a[k] - b[k];
+      d2 += d * d;
+    }
+    return near(a, b, d2);
+  };
   for (std::size_t i = 0; i < n; ++i) {
     below_start[i] = below.size();
     cells_visited_ += search(pts_[i], [&](std::uint32_t j) {
       ++cand;
-      if (within(pts_[i], pts_[j], r_)) {
+      if (close(pts_[i], pts_[j])) {
         below.push_back(j);
         ++count[j];
       }
@@ -287,13 +296,19 @@ void hierarchical_neighbors<D, T>::neighbors_of(const std::vector<point>& querie
   check_points<D, T>(queries, "queries");
   out.offsets.assign(queries.size() + 1, 0);
   out.indices.clear();
+  const detail::within_filter near(r_);
   for (std::size_t i = 0; i < queries.size(); ++i) {
     std::array<double, D> q{};
     for (int k = 0; k < D; ++k)
       q[static_cast<std::size_t>(k)] = static_cast<double>(queries[i][static_cast<std::size_t>(k)]);
     const std::size_t start = out.indices.size();
     search(q, [&](std::uint32_t j) {
-      if (within(q, pts_[j], r_)) out.indices.push_back(j);
+      double d2 = 0;
+      for (std::size_t k = 0; k < static_cast<std::size_t>(D); ++k) {
+        const double d = q[k] - pts_[j][k];
+        d2 += d * d;
+      }
+      if (near(q, pts_[j], d2)) out.indices.push_back(j);
     });
     std::sort(out.indices.begin() + static_cast<std::ptrdiff_t>(start), out.indices.end());
     out.offsets[i + 1] = out.indices.size();

@@ -141,7 +141,10 @@ void cell_list<D, T>::neighbors(neighbor_list& out, bool ascending) const {
   std::vector<std::size_t> soff(n + 1, 0);
   std::vector<std::uint32_t> sidx(n * 8 + 64);
   std::size_t used = 0;
-  const double r2 = r_ * r_;
+  // exact test (detail::within_filter); inline thresholds for the common case
+  const detail::within_filter near(r_);
+  const double accept = near.fast ? near.accept : -1.0;
+  const double reject = near.fast ? near.reject : std::numeric_limits<double>::infinity();
   const std::size_t cells = cell_key_.size();
   for (std::size_t c = 0; c < cells; ++c) {
     const std::int64_t key = cell_key_[c];
@@ -162,6 +165,8 @@ void cell_list<D, T>::neighbors(neighbor_list& out, bool ascending) const {
     std::uint32_t* w = sidx.data();
     for (std::uint32_t s = cell_start_[c]; s < cell_start_[c + 1]; ++s) {
       const auto& a = xyz_[s];
+      const std::size_t start = used;
+      bool band = false;  // some d2 in (accept, reject]: the exact test decides
       for (const auto& [b0, b1] : run)
         for (std::uint32_t t = b0; t < b1; ++t) {
           double d2 = 0;
@@ -170,8 +175,22 @@ void cell_list<D, T>::neighbors(neighbor_list& out, bool ascending) const {
             d2 += d * d;
           }
           w[used] = index_[t];
-          used += static_cast<std::size_t>((d2 <= r2) & (t != s));
+          used += static_cast<std::size_t>((d2 <= accept) & (t != s));
+          band |= (d2 > accept) & (d2 <= reject);
         }
+      if (band) [[unlikely]] {  // again, with the exact test in the band (rare)
+        used = start;
+        for (const auto& [b0, b1] : run)
+          for (std::uint32_t t = b0; t < b1; ++t) {
+            double d2 = 0;
+            for (std::size_t i = 0; i < static_cast<std::size_t>(D); ++i) {
+              const double d = a[i] - xyz_[t][i];
+              d2 += d * d;
+            }
+            w[used] = index_[t];
+            used += static_cast<std::size_t>(near(a, xyz_[t], d2) & (t != s));
+          }
+      }
       soff[s + 1] = used;
     }
   }
@@ -200,7 +219,7 @@ void cell_list<D, T>::neighbors_of(const std::vector<point>& queries, neighbor_l
   check_points<D, T>(queries, "cell_list::neighbors_of");
   out.offsets.assign(queries.size() + 1, 0);
   out.indices.clear();
-  const double r2 = r_ * r_;
+  const detail::within_filter near(r_);
   for (std::size_t qi = 0; qi < queries.size(); ++qi) {
     std::array<double, D> p{};
     std::array<std::int64_t, D> lo{}, hi{};
@@ -236,7 +255,7 @@ void cell_list<D, T>::neighbors_of(const std::vector<point>& queries, neighbor_l
             const double d = p[i] - xyz_[t][i];
             d2 += d * d;
           }
-          if (d2 <= r2) out.indices.push_back(index_[t]);
+          if (near(p, xyz_[t], d2)) out.indices.push_back(index_[t]);
         }
       };
       if constexpr (D == 2) {

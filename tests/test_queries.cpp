@@ -55,10 +55,13 @@ struct oracle {
     return r;
   }
   std::vector<handle> nearest(const std::array<T, D>& p, std::size_t k) const {
-    std::vector<std::pair<double, handle>> d;
-    for (const auto& [h, b] : live) d.push_back({hhg::box_distance_squared(b, p), h});
-    std::sort(d.begin(), d.end(), [](const auto& x, const auto& y) {
-      return x.first < y.first || (x.first == y.first && x.second.index < y.second.index);
+    // the exact order (compare_box_distance; test_exact_queries.cpp checks it
+    // against rationals), ties by handle index
+    std::vector<std::pair<hhg::box<D, T>, handle>> d;
+    for (const auto& [h, b] : live) d.push_back({b, h});
+    std::sort(d.begin(), d.end(), [&](const auto& x, const auto& y) {
+      const int c = hhg::compare_box_distance(x.first, y.first, p);
+      return c < 0 || (c == 0 && x.second.index < y.second.index);
     });
     std::vector<handle> r;
     for (std::size_t i = 0; i < std::min(k, d.size()); ++i) r.push_back(d[i].second);

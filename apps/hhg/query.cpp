@@ -262,13 +262,22 @@ int run_query(line_reader& boxes_in, const query_options& o, mode m, const std::
             }
             const double len = v[2 * D];
             if (len < 0) fail_at(ln, "negative ray length");
+            // the segment o + s * direction / |direction|, 0 <= s <= len: scale
+            // the direction by a power of two (exact, the same path) to a
+            // largest component in [1, 2), so |direction| and len / |direction|
+            // neither overflow nor underflow; max_t is len / |direction|
+            // rounded (relative error below 2^-50)
             double norm = 0;
-            for (int i = 0; i < D && big > 0; ++i) {
-              const double u = r.direction[static_cast<std::size_t>(i)] / big;
-              norm += u * u;
+            if (big > 0) {
+              const int k = std::ilogb(big);
+              for (int i = 0; i < D; ++i) {
+                const auto a = static_cast<std::size_t>(i);
+                r.direction[a] = std::ldexp(r.direction[a], -k);
+                norm += r.direction[a] * r.direction[a];
+              }
             }
-            // parameter t = distance / |direction|; entry parameters are printed as distances
-            const double length = big > 0 ? big * std::sqrt(norm) : 0.0;
+            // parameter t = distance / |direction| (the scaled direction's length)
+            const double length = big > 0 ? std::sqrt(norm) : 0.0;
             r.max_t = big > 0 ? len / length : len;
             scale = big > 0 ? length : 1.0;
             if (o.closest) {  // the first-hit query: stops at the first box along the ray
@@ -288,10 +297,14 @@ int run_query(line_reader& boxes_in, const query_options& o, mode m, const std::
               if (!std::isfinite(p[static_cast<std::size_t>(i)])) fail_at(ln, "point must be finite");
             g.nearest(p, o.k, hs);
             // ties by box index: re-rank equal distances
-            std::vector<std::pair<double, std::int64_t>> order;
-            for (const handle h : hs) order.push_back({box_distance_squared(g.get(h), p), index_of[h.index]});
-            std::stable_sort(order.begin(), order.end());
-            for (const auto& e : order) ans.push_back({e.second, std::sqrt(e.first)});
+            std::vector<std::pair<handle, std::int64_t>> order;
+            for (const handle h : hs) order.push_back({h, index_of[h.index]});
+            std::stable_sort(order.begin(), order.end(), [&](const auto& x, const auto& y) {
+              const int c = compare_box_distance(g.get(x.first), g.get(y.first), p);  // exact
+              return c < 0 || (c == 0 && x.second < y.second);
+            });
+            // (the distance printed is rounded; the order above is exact)
+            for (const auto& e : order) ans.push_back({e.second, std::sqrt(box_distance_squared(g.get(e.first), p))});
             break;
           }
         }

@@ -9,8 +9,8 @@
 // row, so finding the neighbour cells costs O(1) amortized (no hashing, no
 // binary search). Results are compact lists (offsets + indices).
 //
-// Exactness: `within(a, b, r)` below is the predicate; results equal the
-// brute-force double loop with it, for any finite coordinates (the cell edge
+// Exactness: `within(a, b, r)` below is the predicate (exact: no rounding);
+// results equal the brute-force double loop with it, for any finite coordinates (the cell edge
 // is raised so |coordinate| / edge < 2^40, keeping cell indices exact enough).
 //
 // Cost: build O(N log N) (a sort), neighbour lists O(N + candidate pairs),
@@ -22,22 +22,52 @@
 #include <cstdint>
 #include <vector>
 
+#include "hhg/exact.hpp"
+
 namespace hhg {
 
 /// The largest radius the neighbour searches accept: r * r is finite, so a
 /// distance whose square overflows is correctly "not within".
 inline constexpr double kMaxRadius = 0x1p511;
 
-/// Closed distance test in double: sum (a_i - b_i)^2 <= r^2 (r <= kMaxRadius).
+/// Closed distance test, exact: sum (a_i - b_i)^2 <= r^2 in exact arithmetic
+/// on the coordinates (converted to double, exactly), for every finite input:
+/// no overflow, underflow or rounding decides (hhg/exact.hpp).
 template <class T, std::size_t D>
-constexpr bool within(const std::array<T, D>& a, const std::array<T, D>& b, double r) noexcept {
-  double s = 0;
+inline bool within(const std::array<T, D>& a, const std::array<T, D>& b, double r) noexcept {
+  std::array<double, D> x{}, y{};
   for (std::size_t i = 0; i < D; ++i) {
-    const double d = static_cast<double>(a[i]) - static_cast<double>(b[i]);
-    s += d * d;
+    x[i] = static_cast<double>(a[i]);
+    y[i] = static_cast<double>(b[i]);
   }
-  return s <= r * r;
+  return exact::within_exact(x, y, r);
 }
+
+namespace detail {
+
+// within() with a fast path: d2 = sum of rounded squares in double (relative
+// error below 2^-50 when r^2 is in [2^-960, 2^1000]: no harmful underflow, and
+// an overflowed d2 is far beyond r^2) decides unless it is within 2^-45 of r^2.
+struct within_filter {
+  double r = 0, accept = -1, reject = -1;
+  bool fast = false;
+  explicit within_filter(double radius) noexcept : r(radius) {
+    const double r2 = radius * radius;
+    fast = r2 >= 0x1p-960 && r2 <= 0x1p1000;
+    accept = r2 * (1 - 0x1p-45);
+    reject = r2 * (1 + 0x1p-45);
+  }
+  template <std::size_t D>
+  bool operator()(const std::array<double, D>& a, const std::array<double, D>& b, double d2) const noexcept {
+    if (fast) {
+      if (d2 <= accept) return true;
+      if (d2 > reject) return false;
+    }
+    return exact::within_exact(a, b, r);
+  }
+};
+
+}  // namespace detail
 
 /// Compact neighbour lists: the neighbours of point i are
 /// indices[offsets[i] .. offsets[i + 1]) (ascending unless asked otherwise).

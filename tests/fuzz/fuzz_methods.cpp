@@ -192,7 +192,14 @@ void run(reader& r) {
         }
         std::array<T, D> c{};
         for (int i = 0; i < D; ++i) c[i] = value<T>(r);
-        const double radius = static_cast<double>(r.byte()) / 16.0;
+        // radii and ray directions of every magnitude (exact predicates:
+        // squares beyond 1e308 or below 1e-308, quotients far from unit scale)
+        static const double scales[] = {1.0, 1e-306, 1e300, 0x1p-900, 0x1p900, 1e-160, 1e160, 3.0};
+        const std::uint8_t rk = r.byte();
+        double radius = static_cast<double>(r.byte()) / 16.0 * scales[rk % 8];
+        if (rk >= 224) radius = std::fabs(static_cast<double>(value<T>(r)));
+        if (!std::isfinite(radius)) radius = 0;
+        const double dscale = scales[r.byte() % 8];
         bool finite = true;
         for (int i = 0; i < D; ++i) finite &= std::isfinite(static_cast<double>(c[i]));
         if (finite) {
@@ -204,16 +211,26 @@ void run(reader& r) {
           if (in.size() != expected) fail("sphere query differs from brute force");
           hhg::ray<D, T> ray;
           ray.origin = c;
-          for (int i = 0; i < D; ++i) ray.direction[i] = static_cast<T>((static_cast<int>(r.byte()) - 128) / 16.0);
-          bool nonzero = false;
-          for (int i = 0; i < D; ++i) nonzero |= ray.direction[i] != 0;
-          if (nonzero) {
+          for (int i = 0; i < D; ++i)
+            ray.direction[i] = static_cast<T>((static_cast<int>(r.byte()) - 128) / 16.0 * dscale);
+          bool nonzero = false, dfinite = true;
+          for (int i = 0; i < D; ++i) {
+            nonzero |= ray.direction[i] != 0;
+            dfinite &= std::isfinite(static_cast<double>(ray.direction[i]));
+          }
+          if (r.byte() % 2 == 0) ray.max_t = static_cast<double>(r.byte()) / dscale;
+          if (std::isnan(ray.max_t)) ray.max_t = 0;
+          if (nonzero && dfinite) {
             std::vector<hhg::ray_hit> hits;
             m.ray_hits(ray, hits);
             std::size_t want_hits = 0;
             for (const object& o : objects)
               if (o.live && hhg::ray_box_entry(ray, model.get(o.model)) >= 0) ++want_hits;
             if (hits.size() != want_hits) fail("ray query differs from brute force");
+            for (const hhg::ray_hit& h : hits)
+              if (hhg::ray_box_entry(ray, m.get(h.id)) != h.t) fail("ray hit's entry parameter differs");
+            for (std::size_t i = 1; i < hits.size(); ++i)
+              if (hits[i].t < hits[i - 1].t) fail("ray hits out of entry order");
           }
         }
       }
