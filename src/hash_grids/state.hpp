@@ -640,7 +640,7 @@ struct hash_grids_state : grid_types<D, T> {
     const std::uint32_t digit = bits <= 24 ? 12 : 11, radix = 1u << digit, mask = radix - 1;
     const std::uint32_t digits = (bits + digit - 1) / digit;
     const std::size_t nchunks = (n + chunk - 1) / chunk;
-    std::vector<std::uint32_t> hist(nchunks * radix), base(radix);
+    std::vector<std::uint32_t> hist(nchunks * radix), starts(radix);
     scratch.resize(n);
     for (std::uint32_t d = 0; d < digits; ++d) {
       const std::uint32_t shift = d * digit;
@@ -651,18 +651,18 @@ struct hash_grids_state : grid_types<D, T> {
       });
       // where each (digit, chunk) starts: digit totals first, then each
       // chunk's row in turn (rows are read in order, not down the columns)
-      std::fill(base.begin(), base.end(), 0u);
+      std::fill(starts.begin(), starts.end(), 0u);
       for (std::size_t c = 0; c < nchunks; ++c)
-        for (std::uint32_t r = 0; r < radix; ++r) base[r] += hist[c * radix + r];
+        for (std::uint32_t r = 0; r < radix; ++r) starts[r] += hist[c * radix + r];
       bool one_value = false;
       std::uint32_t sum = 0;
       for (std::uint32_t r = 0; r < radix; ++r) {
-        one_value |= base[r] == n;
-        sum += std::exchange(base[r], sum);
+        one_value |= starts[r] == n;
+        sum += std::exchange(starts[r], sum);
       }
       if (one_value) continue;  // every key has this digit: nothing moves
       for (std::size_t c = 0; c < nchunks; ++c)
-        for (std::uint32_t r = 0; r < radix; ++r) base[r] += std::exchange(hist[c * radix + r], base[r]);
+        for (std::uint32_t r = 0; r < radix; ++r) starts[r] += std::exchange(hist[c * radix + r], starts[r]);
       run_chunks(nchunks, [&](std::size_t c) {
         std::uint32_t* h = hist.data() + c * radix;
         for (std::size_t i = c * chunk, e = std::min(n, i + chunk); i < e; ++i) scratch[h[(key(v[i]) >> shift) & mask]++] = v[i];
