@@ -39,14 +39,13 @@ bbox to_box(const btVector3& lo, const btVector3& hi) {
 void check(const bbox& b, const char* where) {
   int axis = -1;
   switch (check_box(b, &axis)) {
-    case box_problem::none:
-      return;
+    case box_problem::none: return;
     case box_problem::nan_coordinate:
-      throw error(errc::nan_coordinate, std::string("hhg::bullet_broadphase::") + where + ": NaN coordinate on axis " +
-                                            std::to_string(axis));
+      throw error(errc::nan_coordinate,
+                  std::string("hhg::bullet_broadphase::") + where + ": NaN coordinate on axis " + std::to_string(axis));
     case box_problem::inverted:
-      throw error(errc::inverted_box, std::string("hhg::bullet_broadphase::") + where + ": min > max on axis " +
-                                          std::to_string(axis));
+      throw error(errc::inverted_box,
+                  std::string("hhg::bullet_broadphase::") + where + ": min > max on axis " + std::to_string(axis));
   }
 }
 
@@ -108,8 +107,9 @@ bullet_broadphase::proxy* bullet_broadphase::checked(const btBroadphaseProxy* p,
       return by_slot_[slot];
   }
   throw error(errc::invalid_handle, std::string("hhg::bullet_broadphase::") + where +
-                                        (p == nullptr ? ": null proxy" : ": proxy not live in this broad phase "
-                                                                         "(destroyed, or made by another one)"));
+                                        (p == nullptr ? ": null proxy"
+                                                      : ": proxy not live in this broad phase "
+                                                        "(destroyed, or made by another one)"));
 }
 
 btBroadphaseProxy* bullet_broadphase::createProxy(const btVector3& aabbMin, const btVector3& aabbMax, int shapeType,
@@ -277,8 +277,8 @@ void bullet_broadphase::rayTest(const btVector3& rayFrom, const btVector3& rayTo
                                 const btVector3& aabbMin, const btVector3& aabbMax) {
   for (int i = 0; i < 3; ++i) {
     if (!std::isfinite(rayFrom[i]) || !std::isfinite(rayTo[i]))
-      throw error(errc::nan_coordinate, "hhg::bullet_broadphase::rayTest: non-finite ray end on axis " +
-                                            std::to_string(i));
+      throw error(errc::nan_coordinate,
+                  "hhg::bullet_broadphase::rayTest: non-finite ray end on axis " + std::to_string(i));
   }
   const bbox extent = to_box(aabbMin, aabbMax);
   check(extent, "rayTest (aabbMin/aabbMax extents)");
@@ -369,8 +369,8 @@ void bullet_broadphase::printStats() {
   const statistics s = grids_.stats();
   std::printf("hhg::bullet_broadphase: %zu proxies, %zu overlapping pairs at the last step, %d pairs in the cache\n",
               live_, prev_.size(), cache_->getNumOverlappingPairs());
-  std::printf("  hash grids: %zu objects (%zu unbounded), %zu levels, %zu bytes, %s\n", s.objects,
-              s.unbounded_objects, s.grids.size(), s.bytes, s.grids_active ? "grids active" : "all-pairs list");
+  std::printf("  hash grids: %zu objects (%zu unbounded), %zu levels, %zu bytes, %s\n", s.objects, s.unbounded_objects,
+              s.grids.size(), s.bytes, s.grids_active ? "grids active" : "all-pairs list");
   for (const grid_statistics& g : s.grids)
     std::printf("  level: cell %g, %u x %u x %u cells, %zu objects in %zu cells\n", g.cell_size, g.cells_per_axis[0],
                 g.cells_per_axis[1], g.cells_per_axis[2], g.objects, g.occupied_cells);

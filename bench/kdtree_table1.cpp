@@ -23,8 +23,8 @@ int main(int argc, char** argv) {
   const std::uint64_t seed = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 1;
   const double r = 1.0, v_sphere = 4.0 / 3.0 * std::numbers::pi * r * r * r;
   std::printf("Table 1 (seed 002), N = %zu spheres of radius 1, seed %llu\n", n, static_cast<unsigned long long>(seed));
-  std::printf("%-5s | %-9s %-11s %-11s %-9s | %-9s %-11s %-11s %-9s %-11s %-9s\n", "d", "sub-el.", "Vn/Ve",
-              "selected", "true pos.", "sub-el.", "Vn/Ve", "selected", "true pos.", "distinct", "true pairs");
+  std::printf("%-5s | %-9s %-11s %-11s %-9s | %-9s %-11s %-11s %-9s %-11s %-9s\n", "d", "sub-el.", "Vn/Ve", "selected",
+              "true pos.", "sub-el.", "Vn/Ve", "selected", "true pos.", "distinct", "true pairs");
   for (const double d : {0.01, 0.05, 0.1, 0.5, 1.0}) {
     const double edge = std::cbrt(static_cast<double>(n) * v_sphere / d);
     hhg::scenes::rng g(seed);

@@ -64,8 +64,9 @@ void run(const char* name, Structure& s, std::size_t n, int steps, double size_m
     }
   }
   const double u = median(upd), d = median(det);
-  std::printf("%s %zu %d %.1f %.2f %.2f %.1f %.0f %.1f %.1f\n", name, n, steps, setup, u, d, (u + d) * 1e6 / static_cast<double>(n),
-              median(pairs), static_cast<double>(s.bytes()) / static_cast<double>(n), peak_rss_mb());
+  std::printf("%s %zu %d %.1f %.2f %.2f %.1f %.0f %.1f %.1f\n", name, n, steps, setup, u, d,
+              (u + d) * 1e6 / static_cast<double>(n), median(pairs),
+              static_cast<double>(s.bytes()) / static_cast<double>(n), peak_rss_mb());
 }
 
 struct hhg_adapter {

@@ -133,7 +133,8 @@ class literal_hash_grids {
       int k = 0;
       for (int dz = -1; dz <= 1; ++dz)
         for (int dy = -1; dy <= 1; ++dy)
-          for (int dx = -1; dx <= 1; ++dx) inner[k++] = static_cast<int>(dx + dy * static_cast<long>(n) + dz * static_cast<long>(n * n));
+          for (int dx = -1; dx <= 1; ++dx)
+            inner[k++] = static_cast<int>(dx + dy * static_cast<long>(n) + dz * static_cast<long>(n * n));
       for (std::size_t z = 0; z < n; ++z)
         for (std::size_t y = 0; y < n; ++y)
           for (std::size_t x = 0; x < n; ++x) {
@@ -149,7 +150,8 @@ class literal_hash_grids {
             for (int dz = -1; dz <= 1; ++dz)
               for (int dy = -1; dy <= 1; ++dy)
                 for (int dx = -1; dx <= 1; ++dx)
-                  o[j++] = static_cast<int>(idx(static_cast<long>(x) + dx, static_cast<long>(y) + dy, static_cast<long>(z) + dz) - self);
+                  o[j++] = static_cast<int>(
+                      idx(static_cast<long>(x) + dx, static_cast<long>(y) + dy, static_cast<long>(z) + dz) - self);
             c.offsets = o;
           }
     }
@@ -202,7 +204,8 @@ class literal_hash_grids {
     }
     std::size_t bytes() const {
       return cells.size() * sizeof(cell) + (outer.size() + 1) * 27 * sizeof(int) + outer.size() * 16 +
-             occupied.capacity() * sizeof(cell*) + occupied.size() * (sizeof(std::vector<body*>) + 16 + kCellReserve * sizeof(body*));
+             occupied.capacity() * sizeof(cell*) +
+             occupied.size() * (sizeof(std::vector<body*>) + 16 + kCellReserve * sizeof(body*));
     }
   };
 

@@ -29,11 +29,16 @@ int main(int argc, char** argv) {
   const unsigned threads = argc > 4 ? static_cast<unsigned>(std::strtoul(argv[4], nullptr, 10)) : 2;
   hhg::scenes::thesis_params p;
   p.n = n;
-  if (scenario == "varied") p.size_max = 12;
-  else if (scenario == "elongated") p.elongation = 10;
-  else if (scenario == "coherent") p.max_speed_fraction = 0.01;
-  else if (scenario == "sparse") p.pairs_per_object = 0.001;
-  else if (scenario == "uneven") p.domain_aspect = 1024;
+  if (scenario == "varied")
+    p.size_max = 12;
+  else if (scenario == "elongated")
+    p.elongation = 10;
+  else if (scenario == "coherent")
+    p.max_speed_fraction = 0.01;
+  else if (scenario == "sparse")
+    p.pairs_per_object = 0.001;
+  else if (scenario == "uneven")
+    p.domain_aspect = 1024;
   hhg::scenes::thesis_scenario<3, double> scene(p);
   using box3 = hhg::box<3, double>;
   hhg::thread_pool pool(threads);
@@ -44,7 +49,9 @@ int main(int argc, char** argv) {
   std::vector<hhg::handle_pair> p1, p2;
   std::vector<double> u1, d1, u2, d2;
   using clk = std::chrono::steady_clock;
-  auto ms = [](clk::time_point a, clk::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+  auto ms = [](clk::time_point a, clk::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
   bool same = true;
   for (std::size_t s = 0; s < steps + 2; ++s) {
     scene.step();
@@ -67,9 +74,11 @@ int main(int argc, char** argv) {
     same = same && p1 == p2;
   }
   const double s1 = median(u1) + median(d1), s2 = median(u2) + median(d2);
-  std::printf("%s N=%zu steps=%zu: 1 thread update %.1f detect %.1f step %.1f ms (%.0f ns/object) | %u threads update %.1f detect %.1f step %.1f ms (%.0f ns/object) | speed-up %.2f (update %.2f, detect %.2f) | pairs %zu %s\n",
-              scenario.c_str(), n, steps, median(u1), median(d1), s1, s1 * 1e6 / static_cast<double>(n), threads, median(u2),
-              median(d2), s2, s2 * 1e6 / static_cast<double>(n), s1 / s2, median(u1) / median(u2), median(d1) / median(d2),
-              p1.size(), same ? "same pairs, same order" : "PAIRS DIFFER");
+  std::printf(
+      "%s N=%zu steps=%zu: 1 thread update %.1f detect %.1f step %.1f ms (%.0f ns/object) | %u threads update %.1f "
+      "detect %.1f step %.1f ms (%.0f ns/object) | speed-up %.2f (update %.2f, detect %.2f) | pairs %zu %s\n",
+      scenario.c_str(), n, steps, median(u1), median(d1), s1, s1 * 1e6 / static_cast<double>(n), threads, median(u2),
+      median(d2), s2, s2 * 1e6 / static_cast<double>(n), s1 / s2, median(u1) / median(u2), median(d1) / median(d2),
+      p1.size(), same ? "same pairs, same order" : "PAIRS DIFFER");
   return same ? 0 : 1;
 }

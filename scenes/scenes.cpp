@@ -74,7 +74,8 @@ double ipow(double x, int k) {
 double mean_sum_power(const std::array<double, 4>& m, int d) {
   static constexpr int binomial[4][4] = {{1, 0, 0, 0}, {1, 1, 0, 0}, {1, 2, 1, 0}, {1, 3, 3, 1}};
   double sum = 0;
-  for (int k = 0; k <= d; ++k) sum += binomial[d][k] * m[static_cast<std::size_t>(k)] * m[static_cast<std::size_t>(d - k)];
+  for (int k = 0; k <= d; ++k)
+    sum += binomial[d][k] * m[static_cast<std::size_t>(k)] * m[static_cast<std::size_t>(d - k)];
   return sum;
 }
 
@@ -82,8 +83,7 @@ double mean_sum_power(const std::array<double, 4>& m, int d) {
 std::array<double, 4> uniform_moments(double a, double b) {
   std::array<double, 4> m{};
   for (int k = 0; k < 4; ++k) {
-    m[static_cast<std::size_t>(k)] =
-        b > a ? (ipow(b, k + 1) - ipow(a, k + 1)) / ((k + 1) * (b - a)) : ipow(a, k);
+    m[static_cast<std::size_t>(k)] = b > a ? (ipow(b, k + 1) - ipow(a, k + 1)) / ((k + 1) * (b - a)) : ipow(a, k);
   }
   return m;
 }
@@ -278,8 +278,8 @@ template std::vector<box<3, double>> huge_static_boxes(const thesis_scenario<3, 
 // --- the zoo ------------------------------------------------------------------------
 
 std::vector<zoo> all_zoo_scenes() {
-  return {zoo::equal,   zoo::varied12,   zoo::log_uniform, zoo::negative,  zoo::far_from_origin,
-          zoo::touching, zoo::zero_size, zoo::duplicates, zoo::one_cell, zoo::elongated,
+  return {zoo::equal,     zoo::varied12,         zoo::log_uniform, zoo::negative, zoo::far_from_origin,
+          zoo::touching,  zoo::zero_size,        zoo::duplicates,  zoo::one_cell, zoo::elongated,
           zoo::unbounded, zoo::huge_among_small, zoo::mixed};
 }
 
@@ -314,8 +314,8 @@ using dscene = std::vector<dbox>;
 
 /// What every generator needs to know.
 struct gen {
-  int d;             // dimension
-  bool single;       // T is float
+  int d;        // dimension
+  bool single;  // T is float
   rng* r;
   dscene* out;
 
@@ -607,7 +607,10 @@ void make_unbounded(const gen& g, std::size_t n) {
           b.lo[a] = -inf;
           b.hi[a] = inf;
         } else if (kind == 3) {  // a ray
-          if (g.below(2)) b.lo[a] = -inf; else b.hi[a] = inf;
+          if (g.below(2))
+            b.lo[a] = -inf;
+          else
+            b.hi[a] = inf;
         } else if (kind == 4) {  // a point at infinity on axis a
           b.lo[a] = b.hi[a] = g.below(2) ? inf : -inf;
         } else {  // a bar at infinity: [-inf, -inf] or [inf, inf] on a, infinite on another axis

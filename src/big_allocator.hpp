@@ -40,7 +40,7 @@ struct big_allocator {
     if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_array_new_length();
     const std::size_t bytes = n * sizeof(T);
     if (bytes < kHugePage) return static_cast<T*>(::operator new(bytes));
-    void* p = ::operator new(bytes, std::align_val_t{kHugePage});
+    void* p = ::operator new (bytes, std::align_val_t{kHugePage});
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     ::madvise(p, bytes & ~(kHugePage - 1), MADV_HUGEPAGE);  // a hint: failure changes nothing
 #endif
@@ -51,7 +51,7 @@ struct big_allocator {
     if (n * sizeof(T) < kHugePage)
       ::operator delete(p);
     else
-      ::operator delete(p, std::align_val_t{kHugePage});
+      ::operator delete (p, std::align_val_t{kHugePage});
   }
 
   // resize(n) without a value leaves the new elements as they are (the

@@ -19,8 +19,7 @@ void validate_config(const config& c) {
   for (int i = 0; i < 3; ++i) {
     const std::uint32_t n = c.initial_cells[i];
     if (!power_of_two(n) || n < 4 || n > (1u << 15))
-      bad("initial_cells[" + std::to_string(i) + "] must be a power of two in [4, 32768], got " +
-          std::to_string(n));
+      bad("initial_cells[" + std::to_string(i) + "] must be a power of two in [4, 32768], got " + std::to_string(n));
   }
   if (c.minimal_grid_density < 1) bad("minimal_grid_density must be >= 1, got 0");
   if (c.cell_capacity < 1 || c.cell_capacity > (1u << 16))

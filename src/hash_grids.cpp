@@ -325,7 +325,8 @@ void hash_grids<D, T>::move(std::span<const handle> hs, std::span<const box_type
       const auto* g = grid_of(k + 4);
       const std::uint32_t code = code_ahead[(k + 4) % 16];
       if (g != nullptr && (code >> state::kLocalBits) < g->dir.size())
-        __builtin_prefetch(&g->bricks[(g->dir[code >> state::kLocalBits] << state::kLocalBits) | (code & state::kLocalMask)]);
+        __builtin_prefetch(
+            &g->bricks[(g->dir[code >> state::kLocalBits] << state::kLocalBits) | (code & state::kLocalMask)]);
     }
     if (k + 2 < m && code_ahead[(k + 2) % 16] != detail::npos) {
       const auto* g = grid_of(k + 2);

@@ -173,8 +173,8 @@ bool walk_ray(const state_t<D, T>& s, const typename state_t<D, T>::grid& g, con
   // 2 * (occupied cells) cell visits. A longer ray (an infinite one too) is
   // walked up to there; the rest of the level is scanned afterwards, skipping
   // the walked columns, unless the closest-hit search is already done.
-  double tlim = std::max(4.0, (2.0 * static_cast<double>(g.occupied.size()) + 64) / (D == 3 ? 16.0 : 4.0)) * c /
-                std::fabs(da);
+  double tlim =
+      std::max(4.0, (2.0 * static_cast<double>(g.occupied.size()) + 64) / (D == 3 ? 16.0 : 4.0)) * c / std::fabs(da);
   for (int i = 0; i < D; ++i) {
     const double di = std::fabs(static_cast<double>(r.direction[i]));
     if (di != 0) tlim = std::min(tlim, (static_cast<double>(g.mask[i]) + 1 - 6) * c / di);
@@ -269,8 +269,9 @@ bool walk_ray(const state_t<D, T>& s, const typename state_t<D, T>::grid& g, con
   }
   if (!partial) return true;
   // the rest of the level: objects whose column was not walked
-  const double t_rest = std::max(0.0, std::min((static_cast<double>(m_stop) * c - o_a) / da,
-                                               (static_cast<double>(m_stop + 2) * c - o_a) / da) - tpad);
+  const double t_rest = std::max(
+      0.0,
+      std::min((static_cast<double>(m_stop) * c - o_a) / da, (static_cast<double>(m_stop + 2) * c - o_a) / da) - tpad);
   if (!on_column(t_rest)) return true;
   const std::int64_t walked = (m_stop - first) * step;
   return scan_grid<D, T>(g, [&](const typename S::entry& e) {
@@ -471,9 +472,8 @@ void hash_grids<D, T>::ray_hits(const ray<D, T>& r, std::vector<ray_hit>& out) c
     out.push_back({h, t});
     return true;
   });
-  std::sort(out.begin(), out.end(), [](const ray_hit& x, const ray_hit& y) {
-    return x.t < y.t || (x.t == y.t && x.id.index < y.id.index);
-  });
+  std::sort(out.begin(), out.end(),
+            [](const ray_hit& x, const ray_hit& y) { return x.t < y.t || (x.t == y.t && x.id.index < y.id.index); });
 }
 
 template <int D, class T>
@@ -553,8 +553,7 @@ void hash_grids<D, T>::nearest(const std::array<T, D>& p, std::size_t k, std::ve
 // ---- batches --------------------------------------------------------------------
 
 template <int D, class T>
-void hash_grids<D, T>::overlapping(const std::vector<box_type>& queries,
-                                   std::vector<std::vector<handle>>& out) const {
+void hash_grids<D, T>::overlapping(const std::vector<box_type>& queries, std::vector<std::vector<handle>>& out) const {
   out.resize(queries.size());
   for (std::size_t i = 0; i < queries.size(); ++i) overlapping(queries[i], out[i]);
 }
@@ -566,20 +565,20 @@ void hash_grids<D, T>::ray_hits(const std::vector<ray<D, T>>& rays, std::vector<
 }
 
 // Member by member: hash_grids.cpp instantiates the class itself.
-#define HHG_QUERIES_INSTANTIATE(D, T)                                                                      \
-  template bool hash_grids<D, T>::for_each_overlapping(const box_type&, object_visitor) const;             \
-  template void hash_grids<D, T>::overlapping(const box_type&, std::vector<handle>&) const;                \
-  template std::vector<handle> hash_grids<D, T>::overlapping(const box_type&) const;                       \
-  template bool hash_grids<D, T>::for_each_containing(const std::array<T, D>&, object_visitor) const;      \
-  template void hash_grids<D, T>::containing(const std::array<T, D>&, std::vector<handle>&) const;         \
-  template bool hash_grids<D, T>::for_each_in_sphere(const std::array<T, D>&, double, object_visitor) const; \
-  template void hash_grids<D, T>::in_sphere(const std::array<T, D>&, double, std::vector<handle>&) const;  \
-  template bool hash_grids<D, T>::for_each_ray_hit(const ray<D, T>&, ray_visitor) const;                   \
-  template void hash_grids<D, T>::ray_hits(const ray<D, T>&, std::vector<ray_hit>&) const;                 \
-  template ray_hit hash_grids<D, T>::first_ray_hit(const ray<D, T>&) const;                                \
-  template ray_hit hash_grids<D, T>::any_ray_hit(const ray<D, T>&) const;                                  \
-  template ray_hit hash_grids<D, T>::closest_ray_hit(const ray<D, T>&, exact_ray_test) const;              \
-  template void hash_grids<D, T>::nearest(const std::array<T, D>&, std::size_t, std::vector<handle>&) const; \
+#define HHG_QUERIES_INSTANTIATE(D, T)                                                                                 \
+  template bool hash_grids<D, T>::for_each_overlapping(const box_type&, object_visitor) const;                        \
+  template void hash_grids<D, T>::overlapping(const box_type&, std::vector<handle>&) const;                           \
+  template std::vector<handle> hash_grids<D, T>::overlapping(const box_type&) const;                                  \
+  template bool hash_grids<D, T>::for_each_containing(const std::array<T, D>&, object_visitor) const;                 \
+  template void hash_grids<D, T>::containing(const std::array<T, D>&, std::vector<handle>&) const;                    \
+  template bool hash_grids<D, T>::for_each_in_sphere(const std::array<T, D>&, double, object_visitor) const;          \
+  template void hash_grids<D, T>::in_sphere(const std::array<T, D>&, double, std::vector<handle>&) const;             \
+  template bool hash_grids<D, T>::for_each_ray_hit(const ray<D, T>&, ray_visitor) const;                              \
+  template void hash_grids<D, T>::ray_hits(const ray<D, T>&, std::vector<ray_hit>&) const;                            \
+  template ray_hit hash_grids<D, T>::first_ray_hit(const ray<D, T>&) const;                                           \
+  template ray_hit hash_grids<D, T>::any_ray_hit(const ray<D, T>&) const;                                             \
+  template ray_hit hash_grids<D, T>::closest_ray_hit(const ray<D, T>&, exact_ray_test) const;                         \
+  template void hash_grids<D, T>::nearest(const std::array<T, D>&, std::size_t, std::vector<handle>&) const;          \
   template void hash_grids<D, T>::overlapping(const std::vector<box_type>&, std::vector<std::vector<handle>>&) const; \
   template void hash_grids<D, T>::ray_hits(const std::vector<ray<D, T>>&, std::vector<std::vector<ray_hit>>&) const;
 

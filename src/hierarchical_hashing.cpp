@@ -108,7 +108,8 @@ void hierarchical_hashing<D, T>::build() {
       fits = true;
       for (int k = 0; k < D; ++k)
         fits &= cell_coord(static_cast<double>(boxes[i].max[k]), level_of_[i]) -
-                    cell_coord(static_cast<double>(boxes[i].min[k]), level_of_[i]) <= 1;
+                    cell_coord(static_cast<double>(boxes[i].min[k]), level_of_[i]) <=
+                1;
       if (!fits) ++level_of_[i];
     }
     classes_.push_back(level_of_[i]);
@@ -143,9 +144,8 @@ void hierarchical_hashing<D, T>::build() {
       }
     }
   }
-  std::sort(entries_.begin(), entries_.end(), [](const entry& x, const entry& y) {
-    return x.key < y.key || (x.key == y.key && x.object < y.object);
-  });
+  std::sort(entries_.begin(), entries_.end(),
+            [](const entry& x, const entry& y) { return x.key < y.key || (x.key == y.key && x.object < y.object); });
   for (std::size_t e = 0; e < entries_.size();) {
     std::size_t f = e;
     while (f < entries_.size() && entries_[f].key == entries_[e].key) ++f;

@@ -40,8 +40,8 @@ void check_points(const std::vector<std::array<T, D>>& pts, const char* what) {
   for (const auto& p : pts)
     for (const T v : p)
       if (!std::isfinite(v))
-        throw error(errc::nan_coordinate, std::string("hhg: hierarchical_neighbors: ") + what +
-                                              ": coordinates must be finite");
+        throw error(errc::nan_coordinate,
+                    std::string("hhg: hierarchical_neighbors: ") + what + ": coordinates must be finite");
 }
 
 std::size_t slot_of(std::uint64_t key, std::size_t mask) { return (key ^ (key >> 31)) & mask; }
@@ -85,7 +85,8 @@ template <int D, class T>
 void hierarchical_neighbors<D, T>::prepare(const std::vector<point>& points, double r) {
   if (!std::isfinite(r)) throw error(errc::nan_coordinate, "hhg: hierarchical_neighbors: radius must be finite");
   if (r < 0) throw error(errc::inverted_box, "hhg: hierarchical_neighbors: radius is negative");
-  if (r > kMaxRadius) throw error(errc::bad_config, "hhg: hierarchical_neighbors: radius above 2^511 (r * r overflows)");
+  if (r > kMaxRadius)
+    throw error(errc::bad_config, "hhg: hierarchical_neighbors: radius above 2^511 (r * r overflows)");
   check_points<D, T>(points, "points");
   if (points.size() >= std::numeric_limits<std::uint32_t>::max())
     throw error(errc::capacity, "hhg: hierarchical_neighbors: too many points");

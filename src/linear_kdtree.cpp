@@ -44,8 +44,8 @@ std::uint64_t morton(const std::array<std::uint64_t, D>& c) {
 }  // namespace
 
 template <int D, class T>
-void linear_kdtree<D, T>::place(std::uint32_t element, std::array<std::uint64_t, D> lo,
-                                std::array<std::uint64_t, D> hi, unsigned split_axes) {
+void linear_kdtree<D, T>::place(std::uint32_t element, std::array<std::uint64_t, D> lo, std::array<std::uint64_t, D> hi,
+                                unsigned split_axes) {
   const std::uint64_t cl = morton<D>(lo), ch = morton<D>(hi);
   const std::uint64_t diff = cl ^ ch;
   const unsigned len = diff == 0 ? kTotal : kTotal - 1 - static_cast<unsigned>(std::bit_width(diff) - 1);
@@ -126,9 +126,8 @@ void linear_kdtree<D, T>::build() {
     }
     node_volume_ += v;
   }
-  std::sort(records_.begin(), records_.end(), [](const record& x, const record& y) {
-    return x.code < y.code || (x.code == y.code && x.len < y.len);
-  });
+  std::sort(records_.begin(), records_.end(),
+            [](const record& x, const record& y) { return x.code < y.code || (x.code == y.code && x.len < y.len); });
 }
 
 template <int D, class T>

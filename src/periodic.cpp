@@ -21,8 +21,8 @@
 namespace hhg {
 
 namespace {
-constexpr double max_span_periods = 64;     // a box spans at most this many periods on an axis
-constexpr double max_distance_periods = 1024;  // and lies within this many periods of the domain
+constexpr double max_span_periods = 64;         // a box spans at most this many periods on an axis
+constexpr double max_distance_periods = 1024;   // and lies within this many periods of the domain
 constexpr std::uint64_t max_images = 1u << 16;  // images of one box near the domain
 }  // namespace
 
@@ -52,8 +52,8 @@ void periodic_pairs(const periodic_domain<D, T>& d, std::span<const box<D, T>> b
     lo[i] = d.bounds.min[i];
     hi[i] = d.bounds.max[i];
     period[i] = static_cast<double>(d.bounds.max[i] - d.bounds.min[i]);  // as periodic_image computes it
-    delta[i] = period[i] / 1024 +
-               64 * eps * (std::abs(lo[i]) + std::abs(hi[i]) + (2 * max_distance_periods + 4) * period[i]);
+    delta[i] =
+        period[i] / 1024 + 64 * eps * (std::abs(lo[i]) + std::abs(hi[i]) + (2 * max_distance_periods + 4) * period[i]);
   }
   // Check every box first: nothing is reported for a bad input.
   std::vector<std::array<std::int64_t, 2 * D>> ranges(boxes.size());
@@ -166,9 +166,9 @@ void periodic_pairs(const periodic_domain<D, T>& d, std::span<const box<D, T>> b
   std::sort(out.begin(), out.end());
 }
 
-#define HHG_PERIODIC(D, T)                                                                         \
-  template void validate_domain<D, T>(const periodic_domain<D, T>&);                               \
-  template void periodic_pairs<D, T>(const periodic_domain<D, T>&, std::span<const box<D, T>>,     \
+#define HHG_PERIODIC(D, T)                                                                     \
+  template void validate_domain<D, T>(const periodic_domain<D, T>&);                           \
+  template void periodic_pairs<D, T>(const periodic_domain<D, T>&, std::span<const box<D, T>>, \
                                      std::vector<periodic_pair<D>>&, const config&);
 HHG_PERIODIC(2, float)
 HHG_PERIODIC(2, double)

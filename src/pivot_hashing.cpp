@@ -42,7 +42,7 @@ namespace {
 
 constexpr std::uint32_t npos = std::numeric_limits<std::uint32_t>::max();
 constexpr double kMaxCellsPerAxis = 1073741824.0;  // 2^30
-constexpr std::size_t kSerialBelow = 2048;          // smaller jobs run on the calling thread
+constexpr std::size_t kSerialBelow = 2048;         // smaller jobs run on the calling thread
 
 template <std::size_t D>
 std::uint64_t mix(const std::array<std::int64_t, D>& k) {
@@ -169,7 +169,8 @@ void pivot_base<D, T>::build() {
   edges_.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     double e = 0;
-    for (int k = 0; k < D; ++k) e = std::max(e, static_cast<double>(boxes[i].max[k]) - static_cast<double>(boxes[i].min[k]));
+    for (int k = 0; k < D; ++k)
+      e = std::max(e, static_cast<double>(boxes[i].max[k]) - static_cast<double>(boxes[i].min[k]));
     edges_[i] = is_bounded(boxes[i]) && std::isfinite(e) ? e : std::numeric_limits<double>::infinity();
   }
   double big = std::numeric_limits<double>::max();  // edges are finite here or +inf (apart)
@@ -258,7 +259,8 @@ void pivot_base<D, T>::build() {
   data_.resize(placed);
   parallel(n, [&](std::size_t a, std::size_t b, std::size_t) {
     for (std::size_t i = a; i < b; ++i)
-      if (cell_of_[i] != npos) std::atomic_ref<std::uint32_t>(count_[cell_of_[i]]).fetch_add(1, std::memory_order_relaxed);
+      if (cell_of_[i] != npos)
+        std::atomic_ref<std::uint32_t>(count_[cell_of_[i]]).fetch_add(1, std::memory_order_relaxed);
   });
   std::atomic<std::uint32_t> next{0};
   parallel(cells, [&](std::size_t a, std::size_t b, std::size_t) {
@@ -270,7 +272,8 @@ void pivot_base<D, T>::build() {
   parallel(n, [&](std::size_t a, std::size_t b, std::size_t) {
     for (std::size_t i = a; i < b; ++i) {
       if (cell_of_[i] == npos) continue;
-      const std::uint32_t at = std::atomic_ref<std::uint32_t>(index_[cell_of_[i]]).fetch_sub(1, std::memory_order_relaxed) - 1;
+      const std::uint32_t at =
+          std::atomic_ref<std::uint32_t>(index_[cell_of_[i]]).fetch_sub(1, std::memory_order_relaxed) - 1;
       data_[at] = static_cast<std::uint32_t>(i);
     }
   });
@@ -370,8 +373,8 @@ void pivot_base<D, T>::find_pairs(std::vector<handle_pair>& out) {
 template <int D, class T>
 std::size_t pivot_base<D, T>::bytes() const noexcept {
   std::size_t b = this->table_.bytes() + coords_.capacity() * sizeof(std::array<std::int64_t, D>) +
-                  (cell_of_.capacity() + count_.capacity() + index_.capacity() + data_.capacity() +
-                   apart_.capacity() + dir_.capacity()) *
+                  (cell_of_.capacity() + count_.capacity() + index_.capacity() + data_.capacity() + apart_.capacity() +
+                   dir_.capacity()) *
                       sizeof(std::uint32_t) +
                   (edges_.capacity() + edge_scratch_.capacity()) * sizeof(double) +
                   page_key_.capacity() * sizeof(std::array<std::int64_t, D>) + tests_.capacity() * 8;

@@ -107,7 +107,8 @@ void cell_hash<D, T>::build(std::span<const box<D, T>> boxes, bool uniform, std:
         fits = true;
         for (int k = 0; k < D; ++k)
           fits &= cell_coord(static_cast<double>(boxes[i].max[k]), lv[i]) -
-                      cell_coord(static_cast<double>(boxes[i].min[k]), lv[i]) <= 1;
+                      cell_coord(static_cast<double>(boxes[i].min[k]), lv[i]) <=
+                  1;
         if (!fits) ++lv[i];
       }
     }

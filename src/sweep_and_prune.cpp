@@ -509,10 +509,9 @@ void sweep_and_prune<D, T>::for_each_pair(pair_callback f) {
 template <int D, class T>
 std::size_t sweep_and_prune<D, T>::bytes() const noexcept {
   std::size_t n = table_.bytes() + proxy_of_slot_.capacity() * 4 + boxes_.capacity() * sizeof(box_type) +
-                  handles_.capacity() * sizeof(handle) + state_.capacity() + moved_.capacity() +
-                  aux_.capacity() * 4 + free_proxies_.capacity() * 4 + pending_inserts_.capacity() * 4 +
-                  pending_removes_.capacity() * 4 + moved_list_.capacity() * 4 +
-                  (merge_new_.capacity() + merge_out_.capacity()) * sizeof(endpoint) +
+                  handles_.capacity() * sizeof(handle) + state_.capacity() + moved_.capacity() + aux_.capacity() * 4 +
+                  free_proxies_.capacity() * 4 + pending_inserts_.capacity() * 4 + pending_removes_.capacity() * 4 +
+                  moved_list_.capacity() * 4 + (merge_new_.capacity() + merge_out_.capacity()) * sizeof(endpoint) +
                   (active_old_.capacity() + active_new_.capacity()) * 4 + keep_.capacity() * 8 + pairs_.bytes();
   for (int a = 0; a < D; ++a) n += axes_[a].capacity() * sizeof(endpoint) + pos_[a].capacity() * 4;
   return n;

@@ -38,8 +38,7 @@ void conformance_zoo(hhg::scenes::zoo z, std::initializer_list<std::size_t> size
   for (const std::size_t n : sizes) {
     for (const std::uint64_t seed : {1u, 5u}) {
       if (n >= 1000 && seed != 1) continue;
-      SCOPED_TRACE("scene " + hhg::scenes::to_string(z) + " n=" + std::to_string(n) + " seed=" +
-                   std::to_string(seed));
+      SCOPED_TRACE("scene " + hhg::scenes::to_string(z) + " n=" + std::to_string(n) + " seed=" + std::to_string(seed));
       const std::vector<box<D, T>> boxes = hhg::scenes::make_zoo_scene<D, T>(z, n, seed);
       mirror<M> m;
       for (const auto& b : boxes) m.insert(b);
@@ -131,15 +130,28 @@ TYPED_TEST_P(Conformance, BadInputChangesNothing) {
     }
     EXPECT_EQ(state(), before) << what << " changed the structure";
   };
-  expect_error(hhg::errc::nan_coordinate, [&] { m.insert(nan_box); }, "insert NaN");
-  expect_error(hhg::errc::inverted_box, [&] { m.insert(inverted); }, "insert min > max");
-  expect_error(hhg::errc::nan_coordinate, [&] { m.move(hs[3], nan_box); }, "move to NaN");
-  expect_error(hhg::errc::inverted_box, [&] { m.move(hs[3], inverted); }, "move to min > max");
-  expect_error(hhg::errc::invalid_handle, [&] { m.move(gone, boxes[1]); }, "move stale");
-  expect_error(hhg::errc::invalid_handle, [&] { m.remove(gone); }, "remove twice");
-  expect_error(hhg::errc::invalid_handle, [&] { m.remove(handle{}); }, "remove null");
-  expect_error(hhg::errc::invalid_handle, [&] { m.remove(handle{1000000, 1}); }, "remove unknown");
-  expect_error(hhg::errc::invalid_handle, [&] { (void)m.get(gone); }, "get stale");
+  expect_error(
+      hhg::errc::nan_coordinate, [&] { m.insert(nan_box); }, "insert NaN");
+  expect_error(
+      hhg::errc::inverted_box, [&] { m.insert(inverted); }, "insert min > max");
+  expect_error(
+      hhg::errc::nan_coordinate, [&] { m.move(hs[3], nan_box); }, "move to NaN");
+  expect_error(
+      hhg::errc::inverted_box, [&] { m.move(hs[3], inverted); }, "move to min > max");
+  expect_error(
+      hhg::errc::invalid_handle, [&] { m.move(gone, boxes[1]); }, "move stale");
+  expect_error(
+      hhg::errc::invalid_handle, [&] { m.remove(gone); }, "remove twice");
+  expect_error(
+      hhg::errc::invalid_handle, [&] { m.remove(handle{}); }, "remove null");
+  expect_error(
+      hhg::errc::invalid_handle,
+      [&] {
+        m.remove(handle{1000000, 1});
+      },
+      "remove unknown");
+  expect_error(
+      hhg::errc::invalid_handle, [&] { (void)m.get(gone); }, "get stale");
   EXPECT_FALSE(m.contains(gone));
   EXPECT_FALSE(m.contains(handle{}));
   // A reused slot gets a new generation: the old handle stays stale.

@@ -50,8 +50,8 @@ using hhg::handle;
 using hhg::handle_pair;
 using hhg::hash_grids;
 
-using grid_types = ::testing::Types<hash_grids<2, float>, hash_grids<2, double>, hash_grids<3, float>,
-                                    hash_grids<3, double>>;
+using grid_types =
+    ::testing::Types<hash_grids<2, float>, hash_grids<2, double>, hash_grids<3, float>, hash_grids<3, double>>;
 using method_types = ::testing::Types<hash_grids<2, float>, hash_grids<2, double>, hash_grids<3, float>,
                                       hash_grids<3, double>, brute_force<2, float>, brute_force<3, double>>;
 
@@ -235,8 +235,8 @@ class mirror {
       if (subject_.contains(h) != live(id))
         return ::testing::AssertionFailure() << "contains(" << show(h) << ") of object " << id << " is wrong";
       if (live(id) && !(subject_.get(h) == boxes_[id]))
-        return ::testing::AssertionFailure() << "get() of object " << id << " returns " << show(subject_.get(h))
-                                             << ", expected " << show(boxes_[id]);
+        return ::testing::AssertionFailure()
+               << "get() of object " << id << " returns " << show(subject_.get(h)) << ", expected " << show(boxes_[id]);
     }
     try {
       validate(subject_);
@@ -363,7 +363,10 @@ box<D, T> random_box(hhg::scenes::rng& r, double world) {
     switch (r.below(5)) {
       case 0: lo[a] = -inf; break;
       case 1: hi[a] = inf; break;
-      case 2: lo[a] = -inf; hi[a] = inf; break;
+      case 2:
+        lo[a] = -inf;
+        hi[a] = inf;
+        break;
       case 3: lo[a] = hi[a] = r.below(2) ? inf : -inf; break;
       default:
         for (int i = 0; i < 3; ++i) {
@@ -444,8 +447,10 @@ void run_sequence(std::uint64_t seed, const named_config& nc, int operations) {
         B c = b;
         if (hhg::is_bounded(b)) {
           const auto a = static_cast<std::size_t>(r.below(D));
-          if (r.below(2)) c.min[a] = -std::numeric_limits<T>::infinity();
-          else c.max[a] = std::numeric_limits<T>::infinity();
+          if (r.below(2))
+            c.min[a] = -std::numeric_limits<T>::infinity();
+          else
+            c.max[a] = std::numeric_limits<T>::infinity();
         } else {
           c = random_box<D, T>(r, 20);
           if (!hhg::is_bounded(c)) c = cube<D, T>(r.uniform(-20, 20), r.uniform(0.1, 4));

@@ -10,12 +10,12 @@
 #include <cstdlib>
 #include <new>
 
-#include "support.hpp"
 #include "hhg/hierarchical_hashing.hpp"
 #include "hhg/linear_kdtree.hpp"
 #include "hhg/pivot_hashing.hpp"
 #include "hhg/spatial_hashing.hpp"
 #include "hhg/sweep_and_prune.hpp"
+#include "support.hpp"
 
 namespace {
 std::atomic<std::uint64_t> allocations{0};
@@ -241,13 +241,12 @@ template <class M>
 class OutOfMemory : public ::testing::Test {};
 // sweep_and_prune's recorded operations are strong like the others; its
 // update() is covered by SweepAndPruneFailedUpdateRecovers below.
-using oom_types = ::testing::Types<hash_grids<2, float>, hash_grids<2, double>, hash_grids<3, float>,
-                                   hash_grids<3, double>, brute_force<2, float>, brute_force<3, double>,
-                                   hhg::sweep_and_prune<3, double>, hhg::sweep_and_prune<2, float>,
-                                   hhg::linear_kdtree<3, double>,
-                                   hhg::uniform_hashing<3, double>, hhg::multilevel_hashing<3, double>,
-                                   hhg::hierarchical_hashing<3, double>, hhg::pivot_hashing<3, double>,
-                                   hhg::pivot_chunked<3, double>>;
+using oom_types =
+    ::testing::Types<hash_grids<2, float>, hash_grids<2, double>, hash_grids<3, float>, hash_grids<3, double>,
+                     brute_force<2, float>, brute_force<3, double>, hhg::sweep_and_prune<3, double>,
+                     hhg::sweep_and_prune<2, float>, hhg::linear_kdtree<3, double>, hhg::uniform_hashing<3, double>,
+                     hhg::multilevel_hashing<3, double>, hhg::hierarchical_hashing<3, double>,
+                     hhg::pivot_hashing<3, double>, hhg::pivot_chunked<3, double>>;
 TYPED_TEST_SUITE(OutOfMemory, oom_types, method_names);
 
 TYPED_TEST(OutOfMemory, EveryOperationStrongGuarantee) {
@@ -259,11 +258,16 @@ TYPED_TEST(OutOfMemory, EveryOperationStrongGuarantee) {
   const auto far = cube<D, T>(1e6, 1);
   const auto huge = cube<D, T>(0, 1e4);
   int points = 0;
-  points += every_allocation_fails_cleanly(base, hs, [&](TypeParam& m) { m.insert(huge); }, "insert (new grid level)");
-  points += every_allocation_fails_cleanly(base, hs, [&](TypeParam& m) { m.insert(far); }, "insert (new cell)");
-  points += every_allocation_fails_cleanly(base, hs, [&](TypeParam& m) { m.move(hs[5], far); }, "move (new cell)");
-  points += every_allocation_fails_cleanly(base, hs, [&](TypeParam& m) { m.move(hs[6], huge); }, "move (new level)");
-  points += every_allocation_fails_cleanly(base, hs, [&](TypeParam& m) { m.remove(hs[7]); }, "remove");
+  points += every_allocation_fails_cleanly(
+      base, hs, [&](TypeParam& m) { m.insert(huge); }, "insert (new grid level)");
+  points += every_allocation_fails_cleanly(
+      base, hs, [&](TypeParam& m) { m.insert(far); }, "insert (new cell)");
+  points += every_allocation_fails_cleanly(
+      base, hs, [&](TypeParam& m) { m.move(hs[5], far); }, "move (new cell)");
+  points += every_allocation_fails_cleanly(
+      base, hs, [&](TypeParam& m) { m.move(hs[6], huge); }, "move (new level)");
+  points += every_allocation_fails_cleanly(
+      base, hs, [&](TypeParam& m) { m.remove(hs[7]); }, "remove");
   points += every_allocation_fails_cleanly(
       base, hs,
       [&](TypeParam& m) {
@@ -288,8 +292,8 @@ TYPED_TEST(OutOfMemory, ActivationAndGrowth) {
     std::vector<handle> hs;
     for (std::size_t i = 0; i < n; ++i) hs.push_back(base.insert(scene.boxes()[i]));
     const auto next = scene.boxes()[n];
-    const int points = every_allocation_fails_cleanly(base, hs, [&](TypeParam& m) { m.insert(next); },
-                                                      n == 32 ? "insert (activation)" : "insert (growth)");
+    const int points = every_allocation_fails_cleanly(
+        base, hs, [&](TypeParam& m) { m.insert(next); }, n == 32 ? "insert (activation)" : "insert (growth)");
     if constexpr (is_grids<TypeParam>) {
       TypeParam after = base;
       after.insert(next);

@@ -21,13 +21,12 @@
 #include <utility>
 #include <vector>
 
+#include "cli_support.hpp"
 #include "hhg/box.hpp"
 #include "hhg/methods.hpp"
-#include "cli_support.hpp"
 #include "hhg/scenes.hpp"
 
 #include <nlohmann/json.hpp>
-
 
 namespace {
 
@@ -406,8 +405,7 @@ TEST_F(cli, ReplayErrorsKeepEarlierOutput) {
       {"ADD 5 0 0 0 1 1 1", "unknown command 'ADD' (expected add, move, remove or pairs)"},
       {"add x 0 0 0 1 1 1", "bad ID 'x' (expected an integer from 0 to 18446744073709551615)"},
       {"add -1 0 0 0 1 1 1", "bad ID '-1' (expected an integer from 0 to 18446744073709551615)"},
-      {"add 18446744073709551616 0 0 0 1 1 1",
-       "ID out of range (0 to 18446744073709551615): '18446744073709551616'"},
+      {"add 18446744073709551616 0 0 0 1 1 1", "ID out of range (0 to 18446744073709551615): '18446744073709551616'"},
       {"add 5 0 0 0 1 1 nan", "NaN is not allowed: 'nan'"},
       {"move 3 0 0 0 -1 1 1", "min > max on axis x (0 > -1)"},
       {"add 5 0 0 0 1 1 1z", "not a number: '1z'"},
@@ -453,10 +451,9 @@ TEST_F(cli, RunCheckEveryScenarioAndVariant) {
     EXPECT_EQ(summary_value(r.out, "scenario"), scenario) << r.out;
     EXPECT_EQ(r.err, "");
   }
-  for (const char* variant :
-       {"--dim 2", "--float", "--dim 2 --float", "--strategy rebuild",
-        "--factor 3 --density 2 --threshold 0 --cells 4 --cell-capacity 16", "--seed 7",
-        "--growth by-occupancy --threshold 0 --cells 4"}) {
+  for (const char* variant : {"--dim 2", "--float", "--dim 2 --float", "--strategy rebuild",
+                              "--factor 3 --density 2 --threshold 0 --cells 4 --cell-capacity 16", "--seed 7",
+                              "--growth by-occupancy --threshold 0 --cells 4"}) {
     const cli_result r = run(std::string("run -q --n 700 --steps 4 --check --scenario varied ") + variant);
     EXPECT_EQ(r.status, 0) << variant << ": " << r.err;
     EXPECT_TRUE(contains(r.out, "check:")) << r.out;
@@ -496,9 +493,9 @@ TEST_F(cli, RunJson) {
   EXPECT_EQ(j["scalar"], "double");
   EXPECT_EQ(j["strategy"], "incremental");
   EXPECT_EQ(j["growth"], "every-axis");
-  for (const char* key : {"setup_ms", "update_ms_median", "detect_ms_median", "step_ms_median",
-                          "step_ns_per_object", "step_ms_mean", "step_ns_per_object_mean", "pairs_median", "box_tests", "bytes",
-                          "bytes_per_object"}) {
+  for (const char* key :
+       {"setup_ms", "update_ms_median", "detect_ms_median", "step_ms_median", "step_ns_per_object", "step_ms_mean",
+        "step_ns_per_object_mean", "pairs_median", "box_tests", "bytes", "bytes_per_object"}) {
     EXPECT_TRUE(j[key].is_number()) << key;
     EXPECT_GE(j[key].get<double>(), 0) << key;
   }
@@ -685,4 +682,3 @@ TEST_F(cli, HostileLongLinesAndOddBytes) {
 }
 
 }  // namespace
-

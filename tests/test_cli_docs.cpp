@@ -72,9 +72,10 @@ TEST(Docs, SubprojectKeepsTheParentsBuildType) {
   const fs::path dir = fs::temp_directory_path() / ("hhg_subproject_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
-  std::ofstream(dir / "CMakeLists.txt") << "cmake_minimum_required(VERSION 3.20)\nproject(parent CXX)\n"
-                                        << "add_subdirectory(\"" << HHG_SOURCE_DIR << "\" hhg)\n"
-                                        << "file(WRITE \"${CMAKE_BINARY_DIR}/build_type.txt\" \"[${CMAKE_BUILD_TYPE}]\")\n";
+  std::ofstream(dir / "CMakeLists.txt")
+      << "cmake_minimum_required(VERSION 3.20)\nproject(parent CXX)\n"
+      << "add_subdirectory(\"" << HHG_SOURCE_DIR << "\" hhg)\n"
+      << "file(WRITE \"${CMAKE_BINARY_DIR}/build_type.txt\" \"[${CMAKE_BUILD_TYPE}]\")\n";
   const fs::path log = dir / "cmake.txt";
   const std::string cmd = std::string("'") + HHG_CMAKE_COMMAND + "' -S '" + dir.string() + "' -B '" +
                           (dir / "build").string() + "' > '" + log.string() + "' 2>&1";

@@ -30,7 +30,6 @@
 #include "cli_support.hpp"
 #include "hhg/scenes.hpp"
 
-
 namespace {
 
 namespace fs = std::filesystem;
@@ -116,16 +115,11 @@ std::string sample_line2(const tool& t, const std::string& numbers) {
 /// (10, 10, 10) in none; the points (0, 0, 0) and (0.5, 0, 0) are in box 0.
 std::string sample_answer(const tool& t) {
   switch (t.k) {
-    case kind::pairs:
-      return "0 1\n";
-    case kind::replay:
-      return "0 1\n--\n";
-    case kind::neighbors:
-      return "1\n0\n\n";
-    case kind::query_boxes:
-      return "0 1\n\n";
-    case kind::query_points:
-      return "0\n0\n\n";
+    case kind::pairs: return "0 1\n";
+    case kind::replay: return "0 1\n--\n";
+    case kind::neighbors: return "1\n0\n\n";
+    case kind::query_boxes: return "0 1\n\n";
+    case kind::query_points: return "0\n0\n\n";
   }
   return "";
 }
@@ -152,16 +146,11 @@ class cli_hostile : public hhg_cli_test::cli_fixture {
   result run(const tool& t, const fs::path& data) {
     const std::string d = quote(data);
     switch (t.k) {
-      case kind::pairs:
-        return run_raw("pairs " + d);
-      case kind::replay:
-        return run_raw("replay " + d);
-      case kind::neighbors:
-        return run_raw("neighbors --radius 1 " + d);
-      case kind::query_boxes:
-        return run_raw("query --boxes " + d + " --point " + quote(points_));
-      case kind::query_points:
-        return run_raw("query --boxes " + quote(boxes_) + " --point " + d);
+      case kind::pairs: return run_raw("pairs " + d);
+      case kind::replay: return run_raw("replay " + d);
+      case kind::neighbors: return run_raw("neighbors --radius 1 " + d);
+      case kind::query_boxes: return run_raw("query --boxes " + d + " --point " + quote(points_));
+      case kind::query_points: return run_raw("query --boxes " + quote(boxes_) + " --point " + d);
     }
     return {};
   }
@@ -392,8 +381,8 @@ TEST_F(cli_hostile, VeryLongLines) {
   for (const tool& t : kTools) {
     const auto v = sample_numbers(t);
     auto with_extra_line = [&](const std::string& extra) {  // `extra` as line 2, before the sample's data
-      return data_line(t, 0, v[0]) + "\n" + extra + "\n" + data_line(t, 1, v[1]) + "\n" +
-             data_line(t, 2, v[2]) + "\n" + finish(t);
+      return data_line(t, 0, v[0]) + "\n" + extra + "\n" + data_line(t, 1, v[1]) + "\n" + data_line(t, 2, v[2]) + "\n" +
+             finish(t);
     };
     // accepted: a blank line and a comment of 5 MiB, separators of 5 MiB
     // around the fields, and a 5 MiB spelling of zero in place of the first 0
@@ -408,8 +397,8 @@ TEST_F(cli_hostile, VeryLongLines) {
     in = data_line(t, 0, padded + std::string(kLong, ' ')) + "\n" + data_line(t, 1, v[1]) + "\n" +
          data_line(t, 2, v[2]) + "\n" + finish(t);
     expect_accepted(run_text(t, in), sample_answer(t), context(t, in) + " (5 MiB of separators)");
-    in = data_line(t, 0, "0." + std::string(kLong, '0') + v[0].substr(1)) + "\n" + data_line(t, 1, v[1]) +
-         "\n" + data_line(t, 2, v[2]) + "\n" + finish(t);
+    in = data_line(t, 0, "0." + std::string(kLong, '0') + v[0].substr(1)) + "\n" + data_line(t, 1, v[1]) + "\n" +
+         data_line(t, 2, v[2]) + "\n" + finish(t);
     expect_accepted(run_text(t, in), sample_answer(t), context(t, in) + " (zero of 5 MiB)");
 
     // rejected on line 2: a number of 5 MiB digits (out of range either way),
@@ -439,11 +428,11 @@ TEST_F(cli_hostile, EndlessLine) {
   }
   const tool& pairs = kTools[0];
   // just below the limit (64 MiB - 1 bytes) a line is read: a blank one here
-  std::string in = data_line(pairs, 0, kSampleBoxes[0]) + "\n" + std::string((std::size_t{64} << 20) - 1, ' ') +
-                   "\n" + kSampleBoxes[1] + "\n";
+  std::string in = data_line(pairs, 0, kSampleBoxes[0]) + "\n" + std::string((std::size_t{64} << 20) - 1, ' ') + "\n" +
+                   kSampleBoxes[1] + "\n";
   expect_accepted(run_text(pairs, in), "0 1\n", "pairs, a blank line of 64 MiB - 1 bytes");
-  in = data_line(pairs, 0, kSampleBoxes[0]) + "\n" + std::string(std::size_t{64} << 20, ' ') + "\n" +
-       kSampleBoxes[1] + "\n";
+  in = data_line(pairs, 0, kSampleBoxes[0]) + "\n" + std::string(std::size_t{64} << 20, ' ') + "\n" + kSampleBoxes[1] +
+       "\n";
   expect_rejected(run_text(pairs, in), 2, "line too long", "pairs, a blank line of 64 MiB");
 }
 
@@ -575,9 +564,9 @@ TEST_F(cli_hostile, NumbersOutOfRangeAreErrors) {
   for (const tool& t : kTools) {
     const auto v = sample_numbers(t);
     const std::string rest = v[1].substr(v[1].find(' '));
-    for (const std::string& bad : std::vector<std::string>{
-             "1e400", "-1e400", "1e-400", "-1e-400", "2e-324", "1.8e308", "1e99999999999999999999",
-             "1" + std::string(400, '0'), "0." + std::string(400, '0') + "1"}) {
+    for (const std::string& bad :
+         std::vector<std::string>{"1e400", "-1e400", "1e-400", "-1e-400", "2e-324", "1.8e308", "1e99999999999999999999",
+                                  "1" + std::string(400, '0'), "0." + std::string(400, '0') + "1"}) {
       const std::string in = sample_line2(t, bad + rest);
       expect_rejected(run_text(t, in), 2, "number out of range: '" + bad.substr(0, 20), context(t, in));
     }
@@ -586,8 +575,8 @@ TEST_F(cli_hostile, NumbersOutOfRangeAreErrors) {
     const std::string big = t.points ? "1.7976931348623157e308 0 0" : "3 3 3 1.7976931348623157e308 4 4";
     const std::string tiny = t.points ? "3 5e-324 0" : "3 5e-324 3 4 4 4";
     for (const std::string& line3 : std::vector<std::string>{big, tiny}) {
-      const std::string in = data_line(t, 0, v[0]) + "\n" + data_line(t, 1, v[1]) + "\n" +
-                             data_line(t, 2, line3) + "\n" + finish(t);
+      const std::string in =
+          data_line(t, 0, v[0]) + "\n" + data_line(t, 1, v[1]) + "\n" + data_line(t, 2, line3) + "\n" + finish(t);
       expect_accepted(run_text(t, in), sample_answer(t), context(t, in));
     }
   }
@@ -598,9 +587,8 @@ TEST_F(cli_hostile, HexNanAndInfinitySpellings) {
     const auto v = sample_numbers(t);
     const std::string rest = v[1].substr(v[1].find(' '));
     for (const std::string& bad : std::vector<std::string>{
-             "0x1p3",     "0X10",  "0x.8p1", "-0x1",    "0x1P-2",   "1p3",         "infinit",
-             "infinityy", "in",    "i",      "nfinity", "1e",       "1e+",         "--1",
-             "+-1",       "1.2.3", ".",      "e5",      "\xd9\xa1", "\xef\xbc\x91"}) {
+             "0x1p3", "0X10", "0x.8p1", "-0x1", "0x1P-2", "1p3", "infinit", "infinityy", "in",          "i", "nfinity",
+             "1e",    "1e+",  "--1",    "+-1",  "1.2.3",  ".",   "e5",      "\xd9\xa1",  "\xef\xbc\x91"}) {
       const std::string in = sample_line2(t, bad + rest);
       expect_rejected(run_text(t, in), 2, "not a number", context(t, in));
     }
@@ -651,9 +639,8 @@ TEST_F(cli_hostile, WrongFieldCounts) {
     }
   }
   // replay: the operations' own counts
-  for (const std::string& line2 :
-       std::vector<std::string>{"add", "add 1", "add 1 0 0 0 1 1", "move 0", "remove", "remove 0 1", "pairs 1",
-                                "move 0 1 1 1 2 2 2 3"}) {
+  for (const std::string& line2 : std::vector<std::string>{"add", "add 1", "add 1 0 0 0 1 1", "move 0", "remove",
+                                                           "remove 0 1", "pairs 1", "move 0 1 1 1 2 2 2 3"}) {
     const std::string in = "add 0 0 0 0 1 1 1\n" + line2 + "\npairs\n";
     expect_rejected(run_text(kTools[1], in), 2, "found", context(kTools[1], in));
   }
@@ -661,9 +648,9 @@ TEST_F(cli_hostile, WrongFieldCounts) {
 
 TEST_F(cli_hostile, EmptyInputAndOnlyComments) {
   for (const tool& t : kTools) {
-    for (const std::string& in : std::vector<std::string>{
-             "", "\n", "\n\n\n", "\r\n", " \t \n", "# only a comment\n", "# dim 3\n",
-             "# one\n  # two\n\t#three\n\n# four", "\xEF\xBB\xBF", "\xEF\xBB\xBF# bom\n"}) {
+    for (const std::string& in :
+         std::vector<std::string>{"", "\n", "\n\n\n", "\r\n", " \t \n", "# only a comment\n", "# dim 3\n",
+                                  "# one\n  # two\n\t#three\n\n# four", "\xEF\xBB\xBF", "\xEF\xBB\xBF# bom\n"}) {
       expect_accepted(run_text(t, in), empty_answer(t), context(t, in));
     }
   }
@@ -676,4 +663,3 @@ TEST_F(cli_hostile, EmptyInputAndOnlyComments) {
 }
 
 }  // namespace
-

@@ -19,12 +19,11 @@
 #include <utility>
 #include <vector>
 
+#include "cli_support.hpp"
 #include "hhg/box.hpp"
 #include "hhg/neighbors.hpp"
 #include "hhg/queries.hpp"
-#include "cli_support.hpp"
 #include "hhg/scenes.hpp"
-
 
 namespace {
 
@@ -224,4 +223,3 @@ TEST_F(cli_query, NeighborsMatchBruteForce) {
 }
 
 }  // namespace
-

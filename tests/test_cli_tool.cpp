@@ -129,13 +129,33 @@ TEST_F(cli_tool, NumbersOnTheCommandLineAreStrict) {
   write("b.txt", "0 0 0 1 1 1\n");
   write("q.txt", "0 0 0\n");
   const std::string b = quote(dir_ / "b.txt"), q = quote(dir_ / "q.txt");
-  for (const std::string& args : std::vector<std::string>{"run --n 12abc", "run --seed -1", "run --steps 1e3", "run --n 0x10", "run --factor 0x2", "run --factor nan",
-        "run --factor 1", "run --threads -1", "run --threads 2x", "bench --n 12abc", "bench --n 100,12abc",
-        "bench --seed -1", "bench --steps -3", "bench --timeout 0", "query --boxes " + b + " --nearest " + q + " --k -1",
-        "query --boxes " + b + " --nearest " + q + " --k 0", "query --boxes " + b + " --nearest " + q + " --k 2.5",
-        "neighbors --radius 0x10", "neighbors --radius -1", "neighbors --radius nan", "neighbors --radius 1e999",
-        "neighbors --radius 1abc", "pairs --cells 6", "pairs --cells 16x", "pairs --density 0",
-        "pairs --cell-capacity 0", "pairs --sort-memory -5"}) {
+  for (const std::string& args : std::vector<std::string>{"run --n 12abc",
+                                                          "run --seed -1",
+                                                          "run --steps 1e3",
+                                                          "run --n 0x10",
+                                                          "run --factor 0x2",
+                                                          "run --factor nan",
+                                                          "run --factor 1",
+                                                          "run --threads -1",
+                                                          "run --threads 2x",
+                                                          "bench --n 12abc",
+                                                          "bench --n 100,12abc",
+                                                          "bench --seed -1",
+                                                          "bench --steps -3",
+                                                          "bench --timeout 0",
+                                                          "query --boxes " + b + " --nearest " + q + " --k -1",
+                                                          "query --boxes " + b + " --nearest " + q + " --k 0",
+                                                          "query --boxes " + b + " --nearest " + q + " --k 2.5",
+                                                          "neighbors --radius 0x10",
+                                                          "neighbors --radius -1",
+                                                          "neighbors --radius nan",
+                                                          "neighbors --radius 1e999",
+                                                          "neighbors --radius 1abc",
+                                                          "pairs --cells 6",
+                                                          "pairs --cells 16x",
+                                                          "pairs --density 0",
+                                                          "pairs --cell-capacity 0",
+                                                          "pairs --sort-memory -5"}) {
     const cli_result r = run(args, "0 0 0\n");
     EXPECT_EQ(r.status, 2) << args << ": " << r.err;
     EXPECT_EQ(r.out, "") << args;
@@ -147,9 +167,10 @@ TEST_F(cli_tool, NumbersOnTheCommandLineAreStrict) {
 }
 
 TEST_F(cli_tool, EveryErrorMessageStartsWithHhg) {
-  for (const char* args : {"", "--bogus", "frobnicate", "pairs --dim 4", "pairs --dim", "pairs a b", "run --scenario nope",
-                           "run --n", "query", "neighbors", "bench --methods nope", "bench --scenario nope",
-                           "replay --method nope", "pairs --method nope", "pairs /no/such/file"}) {
+  for (const char* args :
+       {"", "--bogus", "frobnicate", "pairs --dim 4", "pairs --dim", "pairs a b", "run --scenario nope", "run --n",
+        "query", "neighbors", "bench --methods nope", "bench --scenario nope", "replay --method nope",
+        "pairs --method nope", "pairs /no/such/file"}) {
     const cli_result r = run(args, "0 0 0 1 1 1\n");
     EXPECT_EQ(r.status, 2) << args;
     EXPECT_EQ(r.err.rfind("hhg: ", 0), 0u) << "'" << args << "': " << r.err;
@@ -169,14 +190,17 @@ TEST_F(cli_tool, AFailedWriteExits1InEverySubcommand) {
   write("points.txt", "0 0 0\n");
   write("log.txt", "add 1 0 0 0 1 1 1\nadd 2 0 0 0 1 1 1\npairs\n");
   const std::string boxes = quote(dir_ / "boxes.txt"), points = quote(dir_ / "points.txt");
-  for (const std::string& args : std::vector<std::string>{"pairs " + boxes, "pairs --format json " + boxes, "pairs --count " + boxes, "pairs --order stream " + boxes,
-        "replay " + quote(dir_ / "log.txt"), "run -q --n 200 --steps 2", "query --boxes " + boxes + " --point " + points,
-        "query --boxes " + boxes + " --point " + points + " --format json", "neighbors --radius 1 " + points,
-        "bench --scenario equal --methods hhg --n 100 --steps 1"}) {
+  for (const std::string& args : std::vector<std::string>{
+           "pairs " + boxes, "pairs --format json " + boxes, "pairs --count " + boxes, "pairs --order stream " + boxes,
+           "replay " + quote(dir_ / "log.txt"), "run -q --n 200 --steps 2",
+           "query --boxes " + boxes + " --point " + points,
+           "query --boxes " + boxes + " --point " + points + " --format json", "neighbors --radius 1 " + points,
+           "bench --scenario equal --methods hhg --n 100 --steps 1"}) {
     const cli_result r = run_shell(args, "< /dev/null > /dev/full");
     EXPECT_EQ(r.status, 1) << args << ": " << r.err;
     // the message (after bench's progress lines, which are not errors) starts with "hhg: "
-    EXPECT_TRUE(r.err.rfind("hhg: cannot write", 0) == 0 || contains(r.err, "\nhhg: cannot write")) << args << ": " << r.err;
+    EXPECT_TRUE(r.err.rfind("hhg: cannot write", 0) == 0 || contains(r.err, "\nhhg: cannot write"))
+        << args << ": " << r.err;
   }
   for (const char* args : {"run -q --n 200 --steps 2 --json /dev/full",
                            "bench --scenario equal --methods hhg --n 100 --steps 1 --json /dev/full",
@@ -184,15 +208,16 @@ TEST_F(cli_tool, AFailedWriteExits1InEverySubcommand) {
     const cli_result r = run_shell(args, "< /dev/null > /dev/null");
     EXPECT_EQ(r.status, 1) << args << ": " << r.err;
     // the message (after bench's progress lines, which are not errors) starts with "hhg: "
-    EXPECT_TRUE(r.err.rfind("hhg: cannot write", 0) == 0 || contains(r.err, "\nhhg: cannot write")) << args << ": " << r.err;
+    EXPECT_TRUE(r.err.rfind("hhg: cannot write", 0) == 0 || contains(r.err, "\nhhg: cannot write"))
+        << args << ": " << r.err;
   }
 }
 
 TEST_F(cli_tool, BenchOpensItsOutputFilesBeforeRunning) {
   // brute force on 10^5 objects would take minutes: the bad path must fail first
   for (const char* flag : {"--json", "--csv"}) {
-    const cli_result r = run_tool(std::string("bench --scenario equal --methods hhg --n 100000 --steps 100000 ") + flag +
-                                      " " + quote(dir_ / "no" / "such" / "dir" / "out"),
+    const cli_result r = run_tool(std::string("bench --scenario equal --methods hhg --n 100000 --steps 100000 ") +
+                                      flag + " " + quote(dir_ / "no" / "such" / "dir" / "out"),
                                   write("stdin.txt", ""), "timeout 60 ");
     EXPECT_EQ(r.status, 2) << flag << ": " << r.err;
     EXPECT_TRUE(contains(r.err, "cannot write")) << r.err;
@@ -342,18 +367,18 @@ TEST_F(cli_tool, HashGridFlagsOnEverySubcommandThatBuildsOne) {
   const auto boxes = random_boxes(400, 11, 40);
   const std::string input = box_lines<3>(boxes);
   const std::string expected = pairs_text(oracle_pairs(boxes));
-  for (const char* flags : {"--factor 3", "--cells 64", "--cells 8,16,32", "--cells 256", "--threshold 0",
-                            "--density 1 --cell-capacity 16", "--strategy rebuild --growth by-occupancy",
-                            "--factor 1.5 --cells 4"}) {
+  for (const char* flags :
+       {"--factor 3", "--cells 64", "--cells 8,16,32", "--cells 256", "--threshold 0", "--density 1 --cell-capacity 16",
+        "--strategy rebuild --growth by-occupancy", "--factor 1.5 --cells 4"}) {
     const cli_result r = run(std::string("pairs ") + flags, input);
     EXPECT_EQ(r.status, 0) << flags << ": " << r.err;
     EXPECT_EQ(r.out, expected) << flags;
   }
   // ranges that are really usable: at most 2^24 cells in a new grid
   EXPECT_EQ(run("pairs --dim 2 --cells 4096", "0 0 1 1\n1 1 2 2\n").out, "0 1\n");
-  for (const char* args : {"pairs --cells 32768", "pairs --cells 512", "pairs --cells 8,16", "pairs --dim 2 --cells 8192",
-                           "run --n 100 --steps 1 --cells 32768", "pairs --method brute --factor 3",
-                           "pairs --method sap --cells 8"}) {
+  for (const char* args :
+       {"pairs --cells 32768", "pairs --cells 512", "pairs --cells 8,16", "pairs --dim 2 --cells 8192",
+        "run --n 100 --steps 1 --cells 32768", "pairs --method brute --factor 3", "pairs --method sap --cells 8"}) {
     const cli_result r = run(args, "0 0 0 1 1 1\n");
     EXPECT_EQ(r.status, 2) << args;
     EXPECT_EQ(r.err.rfind("hhg: ", 0), 0u) << args << ": " << r.err;

@@ -12,8 +12,8 @@ namespace hhg_test {
 
 using hhg::sweep_and_prune;
 
-using sap_types = ::testing::Types<sweep_and_prune<2, float>, sweep_and_prune<2, double>,
-                                   sweep_and_prune<3, float>, sweep_and_prune<3, double>>;
+using sap_types = ::testing::Types<sweep_and_prune<2, float>, sweep_and_prune<2, double>, sweep_and_prune<3, float>,
+                                   sweep_and_prune<3, double>>;
 INSTANTIATE_TYPED_TEST_SUITE_P(Sap, Conformance, sap_types, method_names);
 
 template <class M>
@@ -124,8 +124,14 @@ TYPED_TEST(SapTest, BatchedInsertsAndRemoves) {
       const auto& live = m.live_ids();
       const std::size_t id = live[r.below(live.size())];
       switch (r.below(4)) {
-        case 0: m.move(id, random_box<D, T>(r, 10)); m.remove(id); break;  // move then remove
-        case 1: m.remove(id); m.insert(random_box<D, T>(r, 10)); break;    // slot reused at once
+        case 0:
+          m.move(id, random_box<D, T>(r, 10));
+          m.remove(id);
+          break;  // move then remove
+        case 1:
+          m.remove(id);
+          m.insert(random_box<D, T>(r, 10));
+          break;  // slot reused at once
         case 2: {
           const std::size_t fresh = m.insert(random_box<D, T>(r, 10));
           m.move(fresh, random_box<D, T>(r, 10));

@@ -3,8 +3,8 @@
 // back), remove and clear, for several configurations; validate() after every
 // operation. Plus handle semantics, clear(), copies and moves.
 #include <atomic>
-#include <optional>
 #include <limits>
+#include <optional>
 #include <span>
 #include <thread>
 
@@ -258,7 +258,7 @@ TYPED_TEST(GridSemantics, BatchMoveEqualsSingleMoves) {
       for (std::size_t k = 0; k < which_s.size(); ++k) single.move(which_s[k], where[k]);
       ASSERT_NO_THROW(batch.validate());
       ASSERT_EQ(pairs_of(batch), pairs_of(single)) << "step " << step;  // same insert order: same handles
-      for (std::size_t i = 0; i < hb.size(); ++i) {  // the last box of each handle wins
+      for (std::size_t i = 0; i < hb.size(); ++i) {                     // the last box of each handle wins
         const B x = batch.get(hb[i]), y = single.get(hs[i]);
         ASSERT_TRUE(x.min == y.min && x.max == y.max) << "object " << i << ", step " << step;
       }
@@ -329,8 +329,8 @@ TYPED_TEST(GridSemantics, BulkBatchMoveMatchesBruteForce) {
             b.max[a] = static_cast<T>(prev.max[a] + (prev.max[a] - prev.min[a]));
           }
         }
-        if (step == 4 && k == 17) b = B{};                                         // all zero
-        if (step == 5 && k == 5) b.max[0] = static_cast<T>(b.min[0] + 1e4);        // no grid yet
+        if (step == 4 && k == 17) b = B{};                                       // all zero
+        if (step == 5 && k == 5) b.max[0] = static_cast<T>(b.min[0] + 1e4);      // no grid yet
         if (step == 6 && k == 9) b.max[0] = std::numeric_limits<T>::infinity();  // unbounded
         where.push_back(b);
       }
@@ -423,8 +423,7 @@ TYPED_TEST(GridSemantics, BulkMovesInARowThenSingleOperations) {
         for (std::size_t k = 0; k < 30; ++k) m.remove(ids[k * 7]);
         for (std::size_t k = 0; k < 30; ++k) m.insert(boxes[r.below(boxes.size())]);
         break;
-      default:
-        break;
+      default: break;
     }
     ASSERT_TRUE(detection_matches());
   }
@@ -718,7 +717,7 @@ TYPED_TEST(GridSemantics, DisplacedCellsKeepPairsExact) {
     return lo;
   };
   for (int i = 0; i < 8000; ++i) m.insert(cube_at(random_lo(10.0), 0.7));  // dense: cells of several objects
-  ASSERT_TRUE(m.check());  // the first detection compacts
+  ASSERT_TRUE(m.check());                                                  // the first detection compacts
   const auto compactions = m.subject().stats().compactions;
   ASSERT_GT(compactions, 0u);
   std::vector<std::size_t> live = m.live_ids();
@@ -741,7 +740,8 @@ TYPED_TEST(GridSemantics, DisplacedCellsKeepPairsExact) {
     }
     ASSERT_TRUE(m.check()) << "round " << round << ", across x = 0";
   }
-  EXPECT_EQ(m.subject().stats().compactions, compactions) << "a compaction intervened: the displaced walk was not what ran";
+  EXPECT_EQ(m.subject().stats().compactions, compactions)
+      << "a compaction intervened: the displaced walk was not what ran";
 }
 
 // A batch large enough for the bulk path (bulk_move validates as it reads)

@@ -73,8 +73,7 @@ class pair_of_structures {
   static constexpr int D = M::dimension;
   using T = typename M::scalar;
 
-  explicit pair_of_structures(std::size_t n, const config& c = {})
-      : m_(make_method<M>(c)), twin_(make_method<M>(c)) {
+  explicit pair_of_structures(std::size_t n, const config& c = {}) : m_(make_method<M>(c)), twin_(make_method<M>(c)) {
     const auto boxes = hhg::scenes::make_zoo_scene<D, T>(hhg::scenes::zoo::mixed, n, 21);
     for (const B& b : boxes) {
       hs_.push_back(m_.insert(b));
@@ -187,8 +186,7 @@ void run_bad_input(std::size_t n, const config& c) {
   s.expect_error(errc::invalid_handle, "move null handle", [&](M& m) { m.move(null, good); });
   s.expect_error(errc::invalid_handle, "remove null handle", [&](M& m) { m.remove(null); });
   s.expect_error(errc::invalid_handle, "get null handle", [&](M& m) { (void)m.get(null); });
-  s.expect_error(errc::invalid_handle, "null handle with a live index",
-                 [&](M& m) { m.remove(handle{live.index, 0}); });
+  s.expect_error(errc::invalid_handle, "null handle with a live index", [&](M& m) { m.remove(handle{live.index, 0}); });
 
   const handle removed = s.removed();
   ASSERT_FALSE(s.subject().contains(removed));
@@ -200,8 +198,7 @@ void run_bad_input(std::size_t n, const config& c) {
   s.expect_error(errc::invalid_handle, "handle with a wrong generation", [&](M& m) { m.remove(wrong_generation); });
   for (const std::uint32_t high : {1u << 24, 1u << 31, 0xFF000000u}) {
     const handle high_bits{live.index, live.generation + high};
-    s.expect_error(errc::invalid_handle, "generation differing only above bit 24",
-                   [&](M& m) { m.remove(high_bits); });
+    s.expect_error(errc::invalid_handle, "generation differing only above bit 24", [&](M& m) { m.remove(high_bits); });
   }
   const handle out_of_range{static_cast<std::uint32_t>(s.handles().size() + 1000), 1};
   s.expect_error(errc::invalid_handle, "handle index out of range", [&](M& m) { m.remove(out_of_range); });

@@ -461,7 +461,8 @@ TEST_F(exact_cli, RayQueryWithTinyDirection) {
 }
 
 TEST_F(exact_cli, SphereNearestNeighborsAtExtremeScales) {
-  const auto boxes = write("b.txt", "# dim 3\n1e300 1e300 1e300 2e300 2e300 2e300\n1e200 1e200 1e200 2e200 2e200 2e200\n0 0 0 1 1 1\n");
+  const auto boxes = write(
+      "b.txt", "# dim 3\n1e300 1e300 1e300 2e300 2e300 2e300\n1e200 1e200 1e200 2e200 2e200 2e200\n0 0 0 1 1 1\n");
   const auto sph = write("s.txt", "0 0 0 1e160\n");
   auto r = run_tool("query --boxes " + hhg_cli_test::quote(boxes) + " --sphere " + hhg_cli_test::quote(sph),
                     write("in.txt", ""));

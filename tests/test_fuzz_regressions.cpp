@@ -1,7 +1,7 @@
 // Inputs found by the fuzzer (tests/fuzz), kept as regression tests.
-#include "support.hpp"
 #include "hhg/hierarchical_hashing.hpp"
 #include "hhg/spatial_hashing.hpp"
+#include "support.hpp"
 
 namespace hhg_test {
 namespace {

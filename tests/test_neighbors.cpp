@@ -169,9 +169,9 @@ TEST(HierarchicalNeighbors, PruningSkipsEmptySpace) {
 
 TEST(HierarchicalNeighbors, ExtremeCoordinates) {
   constexpr double big = std::numeric_limits<double>::max();
-  const std::vector<std::array<double, 3>> pts = {
-      {big, big, -big}, {big, big, -big}, {-big, 0, 0}, {big / 2, 0, 0}, {0, 0, 0}, {1e-300, -1e-300, 0},
-      {-5e-324, 0, 0}, {1, 1, 1}, {big, big * 0.999, -big}};
+  const std::vector<std::array<double, 3>> pts = {{big, big, -big}, {big, big, -big}, {-big, 0, 0},
+                                                  {big / 2, 0, 0},  {0, 0, 0},        {1e-300, -1e-300, 0},
+                                                  {-5e-324, 0, 0},  {1, 1, 1},        {big, big * 0.999, -big}};
   for (const double r : {0.0, 1e-300, 1.0, 1e150, 0x1p511}) {
     SCOPED_TRACE(r);
     hhg::hierarchical_neighbors<3, double> hn;

@@ -28,8 +28,8 @@ void run_zoo(zoo z) {
     for (const std::size_t n : sizes) {
       for (const std::uint64_t seed : {1u, 7u}) {
         if (n >= 1000 && seed != 1) continue;
-        SCOPED_TRACE("scene " + hhg::scenes::to_string(z) + " n=" + std::to_string(n) + " seed=" +
-                     std::to_string(seed) + " config " + nc.name);
+        SCOPED_TRACE("scene " + hhg::scenes::to_string(z) + " n=" + std::to_string(n) +
+                     " seed=" + std::to_string(seed) + " config " + nc.name);
         const std::vector<box<D, T>> boxes = hhg::scenes::make_zoo_scene<D, T>(z, n, seed);
         ASSERT_EQ(boxes.size(), n);
         mirror<M> m(nc.c);
@@ -115,9 +115,14 @@ TYPED_TEST(Zoo, CellBoundaryStress) {
     for (const double cell : cells) {
       const T c_t = static_cast<T>(cell);
       const T lower = static_cast<T>(cell / f);
-      const T sizes[] = {std::nextafter(c_t, T(0)), std::nextafter(std::nextafter(c_t, T(0)), T(0)),
-                         static_cast<T>(cell * (1 - 0x1p-12)), static_cast<T>(cell * (1 - 0x1p-9)),
-                         c_t, lower, std::nextafter(lower, inf), std::nextafter(lower, T(0)),
+      const T sizes[] = {std::nextafter(c_t, T(0)),
+                         std::nextafter(std::nextafter(c_t, T(0)), T(0)),
+                         static_cast<T>(cell * (1 - 0x1p-12)),
+                         static_cast<T>(cell * (1 - 0x1p-9)),
+                         c_t,
+                         lower,
+                         std::nextafter(lower, inf),
+                         std::nextafter(lower, T(0)),
                          static_cast<T>(cell * (1 - 0x1p-8))};
       const double ks[] = {0, 1, -1, 2, -2, 7, -7, 1000, -1001, 65536, -65537, 1048575, -1048577};
       for (const T s : sizes) {
@@ -172,22 +177,16 @@ TYPED_TEST(Zoo, ExtremeFiniteCoordinates) {
     return b;
   };
   const std::vector<B> extremes = {
-      uniform(-big, big),          // edge overflows to +inf
-      uniform(big, big),           // a point at the largest coordinate
-      uniform(-big, -big),
-      uniform(T(0), big),
-      uniform(-big, T(0)),
-      uniform(big / 2, big),
-      uniform(T(-0.0), T(0.0)),    // a point at -0 .. +0
-      uniform(T(0.0), T(0.0)),
-      uniform(T(-0.0), T(-0.0)),
-      uniform(T(0), tiny),         // subnormal size
-      uniform(-tiny, T(0)),
-      uniform(tiny, 2 * tiny),
-      uniform(T(0), small),
-      uniform(T(1), T(1) + std::numeric_limits<T>::epsilon()),
-      uniform(T(-1e30), T(1e30)),
-      uniform(T(1e30), T(1e30) + T(1e24)),
+      uniform(-big, big),  // edge overflows to +inf
+      uniform(big, big),   // a point at the largest coordinate
+      uniform(-big, -big),        uniform(T(0), big),
+      uniform(-big, T(0)),        uniform(big / 2, big),
+      uniform(T(-0.0), T(0.0)),  // a point at -0 .. +0
+      uniform(T(0.0), T(0.0)),    uniform(T(-0.0), T(-0.0)),
+      uniform(T(0), tiny),  // subnormal size
+      uniform(-tiny, T(0)),       uniform(tiny, 2 * tiny),
+      uniform(T(0), small),       uniform(T(1), T(1) + std::numeric_limits<T>::epsilon()),
+      uniform(T(-1e30), T(1e30)), uniform(T(1e30), T(1e30) + T(1e24)),
   };
   for (const config& c : {config{}, [] {
                             config x;
@@ -319,8 +318,8 @@ TYPED_TEST(Thesis, OtherHierarchyFactors) {
 
 template <class M>
 class Oracle : public ::testing::Test {};
-using oracle_types = ::testing::Types<brute_force<2, float>, brute_force<2, double>, brute_force<3, float>,
-                                      brute_force<3, double>>;
+using oracle_types =
+    ::testing::Types<brute_force<2, float>, brute_force<2, double>, brute_force<3, float>, brute_force<3, double>>;
 TYPED_TEST_SUITE(Oracle, oracle_types, method_names);
 
 // brute_force against a plain double loop over the boxes by insertion order.

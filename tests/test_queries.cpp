@@ -49,9 +49,8 @@ struct oracle {
       const double t = hhg::ray_box_entry(q, b);
       if (t >= 0) r.push_back({h, t});
     }
-    std::sort(r.begin(), r.end(), [](const ray_hit& x, const ray_hit& y) {
-      return x.t < y.t || (x.t == y.t && x.id.index < y.id.index);
-    });
+    std::sort(r.begin(), r.end(),
+              [](const ray_hit& x, const ray_hit& y) { return x.t < y.t || (x.t == y.t && x.id.index < y.id.index); });
     return r;
   }
   std::vector<handle> nearest(const std::array<T, D>& p, std::size_t k) const {
@@ -81,16 +80,11 @@ T coord_near(const hhg::box<D, T>& b, int i, hhg::scenes::rng& g) {
   const T lo = std::isfinite(b.min[i]) ? b.min[i] : (std::isfinite(b.max[i]) ? b.max[i] : T(0));
   const T hi = std::isfinite(b.max[i]) ? b.max[i] : lo;
   switch (g.below(5)) {
-    case 0:
-      return lo;
-    case 1:
-      return hi;
-    case 2:
-      return static_cast<T>(lo + (hi - lo) / 2);
-    case 3:
-      return static_cast<T>(g.uniform(static_cast<double>(lo), static_cast<double>(hi)));
-    default:
-      return std::nextafter(hi, std::numeric_limits<T>::infinity());
+    case 0: return lo;
+    case 1: return hi;
+    case 2: return static_cast<T>(lo + (hi - lo) / 2);
+    case 3: return static_cast<T>(g.uniform(static_cast<double>(lo), static_cast<double>(hi)));
+    default: return std::nextafter(hi, std::numeric_limits<T>::infinity());
   }
 }
 
@@ -148,9 +142,7 @@ void check_queries(hhg::hash_grids<D, T>& m, const oracle<D, T>& o, std::uint64_
       case 0:
         for (int i = 0; i < D; ++i) r.direction[i] = static_cast<T>(p2[i] - p[i]);
         break;
-      case 1:
-        r.direction[g.below(D)] = g.below(2) ? T(1) : T(-1);
-        break;
+      case 1: r.direction[g.below(D)] = g.below(2) ? T(1) : T(-1); break;
       case 2:
         for (int i = 0; i < D; ++i) r.direction[i] = g.below(2) ? T(1) : T(-1);
         break;

@@ -131,12 +131,14 @@ struct scene_facts {
         key.push_back(b.max[a]);
         all_inf = all_inf && b.min[a] == -std::numeric_limits<T>::infinity() &&
                   b.max[a] == std::numeric_limits<T>::infinity();
-        infinite_axes += b.min[a] == -std::numeric_limits<T>::infinity() && b.max[a] == std::numeric_limits<T>::infinity();
+        infinite_axes +=
+            b.min[a] == -std::numeric_limits<T>::infinity() && b.max[a] == std::numeric_limits<T>::infinity();
         any_zero = any_zero || b.min[a] == b.max[a];
         all_zero = all_zero && b.min[a] == b.max[a];
         negative_zero += (b.min[a] == 0 && std::signbit(b.min[a])) || (b.max[a] == 0 && std::signbit(b.max[a]));
         if (hhg::is_bounded(b)) {
-          max_abs = std::max({max_abs, std::fabs(static_cast<double>(b.min[a])), std::fabs(static_cast<double>(b.max[a]))});
+          max_abs =
+              std::max({max_abs, std::fabs(static_cast<double>(b.min[a])), std::fabs(static_cast<double>(b.max[a]))});
           min_coordinate = std::min(min_coordinate, static_cast<double>(b.min[a]));
           max_coordinate = std::max(max_coordinate, static_cast<double>(b.max[a]));
         }
@@ -196,7 +198,8 @@ TYPED_TEST(Scenes, EachSceneHasItsProperty) {
     const double offset = single ? 1e6 : 1e12;
     EXPECT_GT(f.max_abs, 15 * offset);
     EXPECT_LT(f.min_coordinate, -0.99 * offset);
-    for (const auto& b : scene(zoo::far_from_origin)) ASSERT_GT(std::fabs(static_cast<double>(b.min[0])), 0.99 * offset);
+    for (const auto& b : scene(zoo::far_from_origin))
+      ASSERT_GT(std::fabs(static_cast<double>(b.min[0])), 0.99 * offset);
   }
   {
     const auto boxes = scene(zoo::touching);
@@ -210,7 +213,8 @@ TYPED_TEST(Scenes, EachSceneHasItsProperty) {
     for (std::size_t i = 0; i < 300; ++i) {
       for (std::size_t j = 0; j < boxes.size(); ++j) {
         bool touch = false;
-        for (std::size_t a = 0; a < static_cast<std::size_t>(D); ++a) touch = touch || boxes[i].max[a] == boxes[j].min[a];
+        for (std::size_t a = 0; a < static_cast<std::size_t>(D); ++a)
+          touch = touch || boxes[i].max[a] == boxes[j].min[a];
         touching += touch && hhg::overlaps(boxes[i], boxes[j]);
       }
     }
@@ -259,8 +263,8 @@ TYPED_TEST(Scenes, EachSceneHasItsProperty) {
 TYPED_TEST(Scenes, ModeratePairCounts) {
   constexpr int D = TypeParam::dimension;
   using T = typename TypeParam::scalar;
-  for (const zoo z : {zoo::equal, zoo::varied12, zoo::log_uniform, zoo::negative, zoo::far_from_origin,
-                      zoo::touching, zoo::zero_size, zoo::elongated, zoo::unbounded}) {
+  for (const zoo z : {zoo::equal, zoo::varied12, zoo::log_uniform, zoo::negative, zoo::far_from_origin, zoo::touching,
+                      zoo::zero_size, zoo::elongated, zoo::unbounded}) {
     SCOPED_TRACE(hhg::scenes::to_string(z));
     brute_force<D, T> bf;
     for (const auto& b : hhg::scenes::make_zoo_scene<D, T>(z, 2000, 9)) bf.insert(b);
@@ -280,15 +284,16 @@ TYPED_TEST(Scenes, ThesisSizesDomainAndDensity) {
   struct variant {
     double size_max, elongation, aspect;
   };
-  for (const variant v : {variant{1, 1, 1}, variant{12, 1, 1}, variant{1, 10, 1}, variant{1, 1, 64}, variant{4, 10, 16}}) {
+  for (const variant v :
+       {variant{1, 1, 1}, variant{12, 1, 1}, variant{1, 10, 1}, variant{1, 1, 64}, variant{4, 10, 16}}) {
     thesis_params p;
     p.n = 3000;
     p.size_max = v.size_max;
     p.elongation = v.elongation;
     p.domain_aspect = v.aspect;
     p.seed = 17;
-    SCOPED_TRACE("size_max " + std::to_string(v.size_max) + " elongation " + std::to_string(v.elongation) +
-                 " aspect " + std::to_string(v.aspect));
+    SCOPED_TRACE("size_max " + std::to_string(v.size_max) + " elongation " + std::to_string(v.elongation) + " aspect " +
+                 std::to_string(v.aspect));
     const hhg::scenes::thesis_scenario<D, T> s(p);
     ASSERT_EQ(s.boxes().size(), p.n);
     ASSERT_EQ(s.domain().size(), static_cast<std::size_t>(D));
@@ -297,7 +302,8 @@ TYPED_TEST(Scenes, ThesisSizesDomainAndDensity) {
       const double size = static_cast<double>(b.max[1]) - static_cast<double>(b.min[1]);
       ASSERT_GE(size, 1 - 1e-3);
       ASSERT_LE(size, v.size_max * (1 + 1e-3) + 1e-3);
-      EXPECT_NEAR(static_cast<double>(b.max[0]) - static_cast<double>(b.min[0]), v.elongation * size, 1e-3 * v.elongation * size + 1e-3);
+      EXPECT_NEAR(static_cast<double>(b.max[0]) - static_cast<double>(b.min[0]), v.elongation * size,
+                  1e-3 * v.elongation * size + 1e-3);
       for (std::size_t a = 0; a < static_cast<std::size_t>(D); ++a) {
         ASSERT_GE(b.min[a], 0);
         ASSERT_LE(b.min[a], s.domain()[a]);
@@ -386,16 +392,18 @@ TYPED_TEST(Scenes, ThesisStillWithoutSpeedAndBadParams) {
     change(q);
     return q;
   };
-  EXPECT_THROW((hhg::scenes::thesis_scenario<D, T>(bad([](thesis_params& q) { q.size_min = 0; }))), std::invalid_argument);
-  EXPECT_THROW((hhg::scenes::thesis_scenario<D, T>(bad([](thesis_params& q) { q.size_max = 0.5; }))), std::invalid_argument);
+  EXPECT_THROW((hhg::scenes::thesis_scenario<D, T>(bad([](thesis_params& q) { q.size_min = 0; }))),
+               std::invalid_argument);
+  EXPECT_THROW((hhg::scenes::thesis_scenario<D, T>(bad([](thesis_params& q) { q.size_max = 0.5; }))),
+               std::invalid_argument);
   EXPECT_THROW((hhg::scenes::thesis_scenario<D, T>(bad([](thesis_params& q) { q.pairs_per_object = 0; }))),
                std::invalid_argument);
-  EXPECT_THROW((hhg::scenes::thesis_scenario<D, T>(bad([](thesis_params& q) { q.elongation = -1; }))), std::invalid_argument);
+  EXPECT_THROW((hhg::scenes::thesis_scenario<D, T>(bad([](thesis_params& q) { q.elongation = -1; }))),
+               std::invalid_argument);
   EXPECT_THROW((hhg::scenes::thesis_scenario<D, T>(bad([](thesis_params& q) { q.domain_aspect = 0; }))),
                std::invalid_argument);
-  EXPECT_THROW((hhg::scenes::thesis_scenario<D, T>(bad([](thesis_params& q) {
-                 q.max_speed_fraction = std::numeric_limits<double>::quiet_NaN();
-               }))),
+  EXPECT_THROW((hhg::scenes::thesis_scenario<D, T>(
+                   bad([](thesis_params& q) { q.max_speed_fraction = std::numeric_limits<double>::quiet_NaN(); }))),
                std::invalid_argument);
 }
 

@@ -35,11 +35,11 @@ template <class M>
     }
     if (g.cell_count != product) return ::testing::AssertionFailure() << "grid " << i << ": cell_count != product";
     if (g.occupied_cells > g.objects || (g.objects > 0 && g.occupied_cells == 0))
-      return ::testing::AssertionFailure() << "grid " << i << ": " << g.occupied_cells << " occupied cells for "
-                                           << g.objects << " objects";
+      return ::testing::AssertionFailure()
+             << "grid " << i << ": " << g.occupied_cells << " occupied cells for " << g.objects << " objects";
     if (static_cast<double>(g.objects) > static_cast<double>(g.cell_count) / c.minimal_grid_density)
-      return ::testing::AssertionFailure() << "grid " << i << " holds " << g.objects << " objects in "
-                                           << g.cell_count << " cells: it should have grown";
+      return ::testing::AssertionFailure() << "grid " << i << " holds " << g.objects << " objects in " << g.cell_count
+                                           << " cells: it should have grown";
     if (!(g.cell_size > 0) || !std::isfinite(g.cell_size))
       return ::testing::AssertionFailure() << "grid " << i << ": cell_size " << g.cell_size;
     if (i > 0) {

@@ -27,7 +27,8 @@ using box3 = box<3, double>;
 
 // Every overlapping pair, by brute force over the live boxes, as sorted
 // (smaller handle index first) handle pairs.
-std::vector<handle_pair> brute(const std::vector<box3>& boxes, const std::vector<handle>& hs, const std::vector<char>& live) {
+std::vector<handle_pair> brute(const std::vector<box3>& boxes, const std::vector<handle>& hs,
+                               const std::vector<char>& live) {
   std::vector<handle_pair> out;
   for (std::size_t i = 0; i < boxes.size(); ++i) {
     if (!live[i]) continue;

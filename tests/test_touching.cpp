@@ -37,8 +37,7 @@ std::size_t pairs_between(const typename M::box_type& a, const typename M::box_t
 }
 
 template <class M>
-void expect_pair(const typename M::box_type& a, const typename M::box_type& b, bool expected,
-                 const std::string& what) {
+void expect_pair(const typename M::box_type& a, const typename M::box_type& b, bool expected, const std::string& what) {
   SCOPED_TRACE(what + ": " + show(a) + " and " + show(b));
   ASSERT_EQ(hhg::overlaps(a, b), expected) << "the test's expectation disagrees with hhg::overlaps";
   for (const std::size_t threshold : {std::size_t{0}, std::size_t{32}}) {
@@ -85,9 +84,11 @@ TYPED_TEST(Touching, FacesEdgesCornersTouchAndUlpGapsSeparate) {
                 if (b.max[i] < b.min[i]) b.max[i] = b.min[i];
               }
             }
-            const std::string name = std::string(k == 1 ? "face" : k == D ? "corner" : "edge") + (up ? " above" : " below") +
-                                     " at " + std::to_string(at) + " size " + std::to_string(size) + " ratio " +
-                                     std::to_string(other);
+            const std::string name = std::string(k == 1   ? "face"
+                                                 : k == D ? "corner"
+                                                          : "edge") +
+                                     (up ? " above" : " below") + " at " + std::to_string(at) + " size " +
+                                     std::to_string(size) + " ratio " + std::to_string(other);
             expect_pair<TypeParam>(a, b, true, name);
             // One ulp apart on the last touching axis.
             B gap = b;

@@ -40,7 +40,7 @@ struct pairs_options {
   std::string method = "hhg";
   int dim = 0;  // 0: from the '# dim N' header, else 3
   std::string file;
-  std::string order = "auto";    // sorted, stream, auto
+  std::string order = "auto";     // sorted, stream, auto
   std::uint64_t sort_memory = 0;  // 0: a quarter of the physical memory
   output_options out;
   grid_options grid;

@@ -22,8 +22,6 @@ inline std::string csv_field(std::string_view s) {
 }
 
 /// A double as JSON: null when not finite.
-inline nlohmann::json json_number(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-}
+inline nlohmann::json json_number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 }  // namespace hhg::cli

@@ -46,8 +46,8 @@ bool line_reader::fill() {
   if (eof_) return false;
   // Keep the unconsumed tail; grow when a single line fills the whole buffer.
   if (begin_ > 0) {
-    std::copy(buf_.begin() + static_cast<std::ptrdiff_t>(begin_),
-              buf_.begin() + static_cast<std::ptrdiff_t>(end_), buf_.begin());
+    std::copy(buf_.begin() + static_cast<std::ptrdiff_t>(begin_), buf_.begin() + static_cast<std::ptrdiff_t>(end_),
+              buf_.begin());
     end_ -= begin_;
     begin_ = 0;
   }
@@ -88,7 +88,7 @@ bool line_reader::next(std::string_view& line) {
       break;
     }
     if (end_ - begin_ >= max_line) too_long();  // before the buffer grows further
-    scanned = end_ - begin_;                   // offsets move when fill() compacts the buffer
+    scanned = end_ - begin_;                    // offsets move when fill() compacts the buffer
     if (!fill()) {
       if (begin_ == end_) return false;
       line = std::string_view(buf_.data() + begin_, end_ - begin_);  // last line without '\n'

@@ -83,8 +83,8 @@ class output {
   }
   void put_uint(std::uint64_t v) {
     if (buf_.size() - used_ < 20) make_room(20);
-    used_ = static_cast<std::size_t>(std::to_chars(buf_.data() + used_, buf_.data() + buf_.size(), v).ptr -
-                                     buf_.data());
+    used_ =
+        static_cast<std::size_t>(std::to_chars(buf_.data() + used_, buf_.data() + buf_.size(), v).ptr - buf_.data());
   }
   /// Writes "a b\n".
   void put_pair(std::uint64_t a, std::uint64_t b) {

@@ -48,9 +48,8 @@ int dispatch(int argc, char** argv) {
   CLI::App app{"hhg: broad-phase collision detection with hierarchical hash grids", "hhg"};
   app.set_version_flag("--version", std::string("hhg ") + HHG_VERSION);
   // Every error message starts with "hhg: ", CLI11's usage errors included.
-  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
-    return "hhg: " + CLI::FailureMessage::simple(a, e);
-  });
+  app.failure_message(
+      [](const CLI::App* a, const CLI::Error& e) { return "hhg: " + CLI::FailureMessage::simple(a, e); });
   app.require_subcommand(0, 1);
 
   hhg::cli::pairs_options pairs_opts;

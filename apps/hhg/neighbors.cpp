@@ -6,10 +6,10 @@
 // line leaves standard output empty.
 #include <charconv>
 #include <cmath>
-#include <memory>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -94,7 +94,8 @@ int run_neighbors(line_reader& in, const neighbors_options& o) {
       out.put('\n');
     }
   } else if (f.format == "csv") {
-    if (!f.skip_header) out.put(f.count ? "point,count\n" : (o.distances ? "point,neighbor,distance\n" : "point,neighbor\n"));
+    if (!f.skip_header)
+      out.put(f.count ? "point,count\n" : (o.distances ? "point,neighbor,distance\n" : "point,neighbor\n"));
     for (std::size_t i = 0; i < pts.size(); ++i) {
       if (f.count) {
         out.put_uint(i);
@@ -145,7 +146,8 @@ int run_neighbors(line_reader& in, const neighbors_options& o) {
 
 CLI::App* add_neighbors_command(CLI::App& app, neighbors_options& o) {
   CLI::App* sub = app.add_subcommand("neighbors", "For each point, the other points within a radius");
-  sub->add_option("--radius", o.radius, "Radius R >= 0 and <= 2^511, a decimal number (Euclidean, closed: distance <= R)")
+  sub->add_option("--radius", o.radius,
+                  "Radius R >= 0 and <= 2^511, a decimal number (Euclidean, closed: distance <= R)")
       ->required()
       ->check(number_in(0, kMaxRadius, false, "2^511 (its square must be finite)"));
   sub->add_option("--method", o.method,

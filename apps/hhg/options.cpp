@@ -46,8 +46,8 @@ CLI::Validator number_in(double lo, double hi, bool lo_open, const std::string& 
         if (first != last && *first == '+' && last - first > 1 && first[1] != '-' && first[1] != '+') ++first;
         double v = 0;
         const auto [ptr, ec] = std::from_chars(first, last, v, std::chars_format::general);
-        const std::string range = std::string(lo_open ? "> " : ">= ") + shortest(lo) + " and <= " +
-                                  (hi_text.empty() ? shortest(hi) : hi_text);
+        const std::string range = std::string(lo_open ? "> " : ">= ") + shortest(lo) +
+                                  " and <= " + (hi_text.empty() ? shortest(hi) : hi_text);
         if (s.empty() || ec != std::errc{} || ptr != last || std::isnan(v))
           return "must be a decimal number " + range + ", got '" + s + "'";
         if ((lo_open ? !(v > lo) : !(v >= lo)) || !(v <= hi)) return "must be " + range + ", got '" + s + "'";
@@ -157,7 +157,6 @@ void add_output_options(CLI::App* sub, output_options& o) {
   sub->add_flag("--skip-header", o.skip_header, "With --format csv: no header line");
 }
 
-
 void write_json(std::FILE* f, const nlohmann::json& j, const std::string& what) {
   // dump() writes non-finite numbers as null; replace invalid UTF-8 instead of throwing
   const std::string text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
@@ -175,7 +174,8 @@ void output_file::close() {
   std::FILE* f = f_.release();
   const bool ok = std::ferror(f) == 0 && std::fflush(f) == 0;
   const int err = errno;
-  if (std::fclose(f) != 0 || !ok) throw std::runtime_error("cannot write " + what_ + ": " + std::strerror(err ? err : errno));
+  if (std::fclose(f) != 0 || !ok)
+    throw std::runtime_error("cannot write " + what_ + ": " + std::strerror(err ? err : errno));
 }
 
 void flush_stdout() {

@@ -17,8 +17,8 @@
 #include <string_view>
 #include <vector>
 
-#include "hhg/config.hpp"
 #include "format.hpp"
+#include "hhg/config.hpp"
 #include "hhg/executor.hpp"
 
 namespace hhg::cli {

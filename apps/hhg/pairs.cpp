@@ -18,13 +18,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
-#include <memory>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "commands.hpp"
 #include "hhg/hash_grids.hpp"
@@ -152,7 +152,7 @@ int run_pairs(line_reader& in, const pairs_options& o) {
         return M();
       }
     }();
-    std::vector<std::uint32_t> index_of;  // handle.index -> data line index
+    std::vector<std::uint32_t> index_of;                  // handle.index -> data line index
     const std::vector<handle> hs = insert_all(m, boxes);  // (in bulk where the method can)
     for (std::size_t i = 0; i < hs.size(); ++i) {
       const handle h = hs[i];

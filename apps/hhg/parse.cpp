@@ -116,8 +116,7 @@ double parse_number(std::string_view field, std::size_t line) {
   if (first != last && *first == '+' && last - first > 1 && first[1] != '-' && first[1] != '+') ++first;
   double v = 0;
   const auto [ptr, ec] = std::from_chars(first, last, v, std::chars_format::general);
-  if (ec == std::errc::result_out_of_range && ptr == last)
-    fail_at(line, "number out of range: " + quoted(field));
+  if (ec == std::errc::result_out_of_range && ptr == last) fail_at(line, "number out of range: " + quoted(field));
   if (ec != std::errc{} || ptr != last) fail_at(line, "not a number: " + quoted(field));
   if (std::isnan(v)) fail_at(line, "NaN is not allowed: " + quoted(field));
   return v;
@@ -141,8 +140,8 @@ box<D, double> parse_box(const std::vector<std::string_view>& fields, std::size_
   for (int i = 0; i < D; ++i) b.max[i] = parse_number(fields[first + D + i], line);
   for (int i = 0; i < D; ++i) {
     if (b.min[i] > b.max[i])
-      fail_at(line, std::string("min > max on axis ") + axis_name(i) + " (" + format_number(b.min[i]) +
-                        " > " + format_number(b.max[i]) + ")");
+      fail_at(line, std::string("min > max on axis ") + axis_name(i) + " (" + format_number(b.min[i]) + " > " +
+                        format_number(b.max[i]) + ")");
   }
   return b;
 }

@@ -61,30 +61,22 @@ std::vector<box<D, double>> read_box_file(line_reader& in) {
 
 std::size_t fields_for(mode m, int d) {
   switch (m) {
-    case mode::aabb:
-      return 2 * static_cast<std::size_t>(d);
+    case mode::aabb: return 2 * static_cast<std::size_t>(d);
     case mode::point:
-    case mode::nearest:
-      return static_cast<std::size_t>(d);
-    case mode::sphere:
-      return static_cast<std::size_t>(d) + 1;
-    case mode::ray:
-      return 2 * static_cast<std::size_t>(d) + 1;
+    case mode::nearest: return static_cast<std::size_t>(d);
+    case mode::sphere: return static_cast<std::size_t>(d) + 1;
+    case mode::ray: return 2 * static_cast<std::size_t>(d) + 1;
   }
   return 0;
 }
 
 const char* shape_name(mode m) {
   switch (m) {
-    case mode::aabb:
-      return "box";
+    case mode::aabb: return "box";
     case mode::point:
-    case mode::nearest:
-      return "point";
-    case mode::sphere:
-      return "sphere (centre, radius)";
-    case mode::ray:
-      return "ray (origin, direction, maximum length)";
+    case mode::nearest: return "point";
+    case mode::sphere: return "sphere (centre, radius)";
+    case mode::ray: return "ray (origin, direction, maximum length)";
   }
   return "";
 }
@@ -323,8 +315,7 @@ int run_query(line_reader& boxes_in, const query_options& o, mode m, const std::
 
 CLI::App* add_query_command(CLI::App& app, query_options& o) {
   CLI::App* sub = app.add_subcommand("query", "Answer box, point, sphere, ray or nearest queries on a list of boxes");
-  sub->add_option("--boxes", o.boxes, "File of boxes, in the format of 'hhg pairs' ('-': standard input)")
-      ->required();
+  sub->add_option("--boxes", o.boxes, "File of boxes, in the format of 'hhg pairs' ('-': standard input)")->required();
   auto* a = sub->add_option("--aabb", o.aabb, "File of query boxes (2*dim numbers a line)");
   auto* p = sub->add_option("--point", o.point, "File of query points (dim numbers a line)");
   auto* s = sub->add_option("--sphere", o.sphere, "File of spheres (centre, radius)");

@@ -69,14 +69,12 @@ class replayer {
       m_.move(find(id), b);
     } else if (cmd == "remove") {
       if (count_ != 2)
-        fail_at(line_, "expected 'remove ID', found " + std::to_string(count_ - 1) +
-                           " fields after 'remove'");
+        fail_at(line_, "expected 'remove ID', found " + std::to_string(count_ - 1) + " fields after 'remove'");
       const std::uint64_t id = parse_id(fields_[1], line_);
       m_.remove(find(id));
       ids_.erase(id);
     } else if (cmd == "pairs") {
-      if (count_ != 1)
-        fail_at(line_, "'pairs' takes no arguments, found " + std::to_string(count_ - 1));
+      if (count_ != 1) fail_at(line_, "'pairs' takes no arguments, found " + std::to_string(count_ - 1));
       print_pairs();
     } else {
       fail_at(line_, "unknown command " + quoted(cmd) + " (expected add, move, remove or pairs)");
@@ -87,8 +85,7 @@ class replayer {
   void expect_box_fields() const {
     const std::string cmd(fields_[0]);
     if (count_ < 2)
-      fail_at(line_,
-              "expected '" + cmd + " ID' followed by " + std::to_string(2 * D) + " numbers, found no ID");
+      fail_at(line_, "expected '" + cmd + " ID' followed by " + std::to_string(2 * D) + " numbers, found no ID");
     if (count_ != 2 + 2 * D)
       fail_at(line_, "expected '" + cmd + " ID' followed by " + std::to_string(2 * D) + " numbers, found " +
                          std::to_string(count_ - 2));
@@ -144,8 +141,8 @@ int run_replay(line_reader& in, const std::string& method) {
 }  // namespace
 
 CLI::App* add_replay_command(CLI::App& app, replay_options& o) {
-  CLI::App* sub = app.add_subcommand(
-      "replay", "Run an operation log (add, move, remove, pairs) against the dynamic structure");
+  CLI::App* sub =
+      app.add_subcommand("replay", "Run an operation log (add, move, remove, pairs) against the dynamic structure");
   sub->add_option("--method", o.method, method_help())->check(CLI::IsMember(method_names()));
   sub->add_option("--dim", o.dim, "Dimension, 2 or 3 (default: the '# dim N' first line, else 3)")
       ->check(CLI::IsMember({2, 3}));

@@ -85,7 +85,6 @@ std::string format(const char* fmt, double v) {
   return buf;
 }
 
-
 /// Pairs as keys (i << 32 | j, i < j) of object indices, sorted.
 void to_sorted_keys(const std::vector<handle_pair>& pairs, const std::vector<std::uint32_t>& index_of,
                     std::vector<std::uint64_t>& keys) {
@@ -143,12 +142,9 @@ class oracle {
       std::vector<std::uint64_t> missing, extra;
       std::set_difference(want_.begin(), want_.end(), got_.begin(), got_.end(), std::back_inserter(missing));
       std::set_difference(got_.begin(), got_.end(), want_.begin(), want_.end(), std::back_inserter(extra));
-      std::string s =
-          std::to_string(got_.size()) + " pairs found, brute force finds " + std::to_string(want_.size());
-      if (!missing.empty())
-        s += "; missing " + std::to_string(missing.size()) + ": " + describe_keys(missing);
-      if (!extra.empty())
-        s += "; not overlapping " + std::to_string(extra.size()) + ": " + describe_keys(extra);
+      std::string s = std::to_string(got_.size()) + " pairs found, brute force finds " + std::to_string(want_.size());
+      if (!missing.empty()) s += "; missing " + std::to_string(missing.size()) + ": " + describe_keys(missing);
+      if (!extra.empty()) s += "; not overlapping " + std::to_string(extra.size()) + ": " + describe_keys(extra);
       if (missing.empty() && extra.empty()) s += "; some pairs are reported more than once";
       return s;
     }
@@ -208,17 +204,17 @@ void print_summary(const run_options& o, const summary& s, const char* scalar, u
                   format("; mean %.3f ms", s.step_mean) + format(", %.1f ns per object", s.step_mean * per));
   row("pairs per step",
       format(s.pairs_median == std::floor(s.pairs_median) ? "median %.0f" : "median %.1f", s.pairs_median));
-  row("box tests", std::to_string(s.stats.box_tests) + " in the last detection" +
-                       format(", %.1f per object", s.n ? static_cast<double>(s.stats.box_tests) / static_cast<double>(s.n) : 0.0));
-  row("memory", std::to_string(s.bytes) + " bytes" +
-                    format(", %.1f bytes per object",
-                           s.n ? static_cast<double>(s.bytes) / static_cast<double>(s.n) : 0.0));
+  row("box tests",
+      std::to_string(s.stats.box_tests) + " in the last detection" +
+          format(", %.1f per object", s.n ? static_cast<double>(s.stats.box_tests) / static_cast<double>(s.n) : 0.0));
+  row("memory",
+      std::to_string(s.bytes) + " bytes" +
+          format(", %.1f bytes per object", s.n ? static_cast<double>(s.bytes) / static_cast<double>(s.n) : 0.0));
   row("peak RSS", s.peak_rss ? std::to_string(*s.peak_rss) + " bytes" : std::string("unknown"));
   std::string grids = std::to_string(s.stats.grids.size());
   if (!s.stats.grids_active)
     grids += " (not active: " + std::to_string(s.stats.list_objects) + " objects in the all-pairs list)";
-  if (s.stats.unbounded_objects)
-    grids += ", " + std::to_string(s.stats.unbounded_objects) + " unbounded objects";
+  if (s.stats.unbounded_objects) grids += ", " + std::to_string(s.stats.unbounded_objects) + " unbounded objects";
   row("grids", grids);
   if (!s.stats.grids.empty()) {
     char buf[160];
@@ -383,8 +379,7 @@ int run_scenario(const run_options& o, const config& cfg, output_file& json) {
 }  // namespace
 
 CLI::App* add_run_command(CLI::App& app, run_options& o) {
-  CLI::App* sub =
-      app.add_subcommand("run", "Time the hierarchical hash grid on the thesis benchmark scenario");
+  CLI::App* sub = app.add_subcommand("run", "Time the hierarchical hash grid on the thesis benchmark scenario");
   sub->add_option("-n,--n", o.n, "Number of objects")
       ->capture_default_str()
       ->check(integer_in(1, std::numeric_limits<std::uint32_t>::max(), "POSITIVE"));
@@ -414,17 +409,15 @@ CLI::App* add_run_command(CLI::App& app, run_options& o) {
 
 int run_command(const run_options& o) {
   if (o.check && o.n > max_check_objects)
-    throw usage_error("run: --check compares with brute force and is limited to " +
-                      std::to_string(max_check_objects) + " objects; got --n " + std::to_string(o.n));
+    throw usage_error("run: --check compares with brute force and is limited to " + std::to_string(max_check_objects) +
+                      " objects; got --n " + std::to_string(o.n));
   const config cfg = make_config(o.grid, o.dim, "run");
   output_file json;
   if (!o.json.empty()) json = output_file(o.json, "run", "--json");  // opened first: a bad path fails before a long run
   if (o.dim == 2) {
-    return o.use_float ? run_scenario<2, float>(o, cfg, json)
-                       : run_scenario<2, double>(o, cfg, json);
+    return o.use_float ? run_scenario<2, float>(o, cfg, json) : run_scenario<2, double>(o, cfg, json);
   }
-  return o.use_float ? run_scenario<3, float>(o, cfg, json)
-                     : run_scenario<3, double>(o, cfg, json);
+  return o.use_float ? run_scenario<3, float>(o, cfg, json) : run_scenario<3, double>(o, cfg, json);
 }
 
 }  // namespace hhg::cli

@@ -87,7 +87,8 @@ double number(std::string_view f, std::size_t line) {
   if (first != last && *first == '+' && last - first > 1 && first[1] != '-' && first[1] != '+') ++first;
   double v = 0;
   const auto [ptr, ec] = std::from_chars(first, last, v, std::chars_format::general);
-  if (ec == std::errc::result_out_of_range && ptr == last) fail_at(line, "number out of range: '" + std::string(f) + "'");
+  if (ec == std::errc::result_out_of_range && ptr == last)
+    fail_at(line, "number out of range: '" + std::string(f) + "'");
   if (ec != std::errc{} || ptr != last) fail_at(line, "not a number: '" + std::string(f) + "'");
   if (std::isnan(v)) fail_at(line, "NaN is not allowed: '" + std::string(f) + "'");
   return v;
@@ -276,8 +277,7 @@ bool check_step(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& mine
     sum += counts[r];
   }
   std::vector<std::uint64_t> all(g_rank == 0 ? static_cast<std::size_t>(sum) : 0);
-  MPI_Gatherv(flat.data(), n, MPI_UINT64_T, all.data(), counts.data(), displs.data(), MPI_UINT64_T, 0,
-              MPI_COMM_WORLD);
+  MPI_Gatherv(flat.data(), n, MPI_UINT64_T, all.data(), counts.data(), displs.data(), MPI_UINT64_T, 0, MPI_COMM_WORLD);
   int ok = 1;
   if (g_rank == 0) {
     std::vector<std::pair<std::uint64_t, std::uint64_t>> got(all.size() / 2), want;
@@ -317,11 +317,12 @@ int run_scenario(std::uint64_t total, int steps, std::uint64_t seed, bool varied
     g.insert(i, boxes[i]);
   std::vector<std::pair<std::uint64_t, std::uint64_t>> pairs;
   if (g_rank == 0)
-    std::printf("# hhg_mpi run: %d ranks, %llu objects (%s), %dD, %d steps, seed %llu\n"
-                "# step  time_ms(max)  exchange_ms(max)  detect_ms(max)  owned(max)  ghosts(avg)  ghosts(max)  "
-                "ghost_fraction  sent_bytes(avg/rank)  sent_bytes(max)  imbalance  migrated  pairs\n",
-                g_size, static_cast<unsigned long long>(total), varied ? "sizes 1..12" : "equal cubes", D, steps,
-                static_cast<unsigned long long>(seed));
+    std::printf(
+        "# hhg_mpi run: %d ranks, %llu objects (%s), %dD, %d steps, seed %llu\n"
+        "# step  time_ms(max)  exchange_ms(max)  detect_ms(max)  owned(max)  ghosts(avg)  ghosts(max)  "
+        "ghost_fraction  sent_bytes(avg/rank)  sent_bytes(max)  imbalance  migrated  pairs\n",
+        g_size, static_cast<unsigned long long>(total), varied ? "sizes 1..12" : "equal cubes", D, steps,
+        static_cast<unsigned long long>(seed));
   std::vector<double> times;
   std::vector<std::uint64_t> ids;
   for (int step = 0; step <= steps; ++step) {
@@ -343,8 +344,8 @@ int run_scenario(std::uint64_t total, int steps, std::uint64_t seed, bool varied
     double mx_out[4];
     MPI_Reduce(mx, mx_out, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     double sums[6] = {static_cast<double>(st.ghosts), static_cast<double>(st.bytes_sent),
-                      static_cast<double>(st.pairs), static_cast<double>(st.migrated_out),
-                      static_cast<double>(st.owned), 0};
+                      static_cast<double>(st.pairs),  static_cast<double>(st.migrated_out),
+                      static_cast<double>(st.owned),  0};
     double sums_out[6];
     MPI_Reduce(sums, sums_out, 6, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     double gmax[2] = {static_cast<double>(st.ghosts), static_cast<double>(st.bytes_sent)}, gmax_out[2];
@@ -352,9 +353,9 @@ int run_scenario(std::uint64_t total, int steps, std::uint64_t seed, bool varied
     if (g_rank == 0) {
       if (step > 0) times.push_back(mx_out[0]);
       std::printf("%6d  %12.2f  %16.2f  %14.2f  %10.0f  %11.0f  %11.0f  %14.4f  %20.0f  %15.0f  %9.3f  %8.0f  %.0f%s\n",
-                  step, 1e3 * mx_out[0], 1e3 * mx_out[1], 1e3 * mx_out[2], mx_out[3], sums_out[0] / g_size,
-                  gmax_out[0], sums_out[4] > 0 ? sums_out[0] / sums_out[4] : 0.0, sums_out[1] / g_size, gmax_out[1],
-                  st.imbalance, sums_out[3], sums_out[2], step == 0 ? "  (initial: insertion, first bisection)" : "");
+                  step, 1e3 * mx_out[0], 1e3 * mx_out[1], 1e3 * mx_out[2], mx_out[3], sums_out[0] / g_size, gmax_out[0],
+                  sums_out[4] > 0 ? sums_out[0] / sums_out[4] : 0.0, sums_out[1] / g_size, gmax_out[1], st.imbalance,
+                  sums_out[3], sums_out[2], step == 0 ? "  (initial: insertion, first bisection)" : "");
     }
   }
   if (g_rank == 0 && !times.empty()) {

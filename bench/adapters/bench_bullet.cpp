@@ -74,7 +74,8 @@ struct scene {
       if (u(rng) < 0.5)
         shapes.push_back(std::make_unique<btSphereShape>(btScalar(r)));
       else
-        shapes.push_back(std::make_unique<btBoxShape>(btVector3(btScalar(r), btScalar(r * (0.5 + u(rng))), btScalar(r))));
+        shapes.push_back(
+            std::make_unique<btBoxShape>(btVector3(btScalar(r), btScalar(r * (0.5 + u(rng))), btScalar(r))));
       const btVector3 at(btScalar(1.3 * (x - side / 2) + 0.2 * (u(rng) - 0.5)), btScalar(1.5 + 1.3 * y),
                          btScalar(1.3 * (z - side / 2) + 0.2 * (u(rng) - 0.5)));
       add(shapes.back().get(), 1, at);
@@ -117,8 +118,9 @@ int main(int argc, char** argv) {
   std::vector<int> sizes;
   for (int i = 1; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
   if (sizes.empty()) sizes = {1000, 10000, 100000};
-  std::printf("# Bullet %d, btScalar %zu bytes; medians per step of thread CPU time (ms), dbvt and hhg stepped alternately\n",
-              btGetVersion(), sizeof(btScalar));
+  std::printf(
+      "# Bullet %d, btScalar %zu bytes; medians per step of thread CPU time (ms), dbvt and hhg stepped alternately\n",
+      btGetVersion(), sizeof(btScalar));
   std::printf("# bp = updateAabbs (setAabb of every object) + computeOverlappingPairs; pairs = the latter alone\n");
   std::printf("%8s %6s %10s %10s %6s %10s %10s %6s %10s %10s %6s %10s %10s\n", "bodies", "steps", "dbvt_step",
               "hhg_step", "ratio", "dbvt_bp", "hhg_bp", "ratio", "dbvt_pairs", "hhg_pairs", "ratio", "dbvt_cache",

@@ -10,25 +10,25 @@
 // steps. Pairs per step must agree across methods: a mismatch is reported and
 // gives exit status 1. See docs/benchmarks/README.md.
 #include <sys/resource.h>
-#include <csignal>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <csignal>
 
 #include <algorithm>
 #include <cerrno>
-#include <limits>
-#include <thread>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
 #include <span>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -91,8 +91,7 @@ class plain_grid {
         for (int k = 0; k < D; ++k) c[k] = at[i][k] + d[k];
         if (auto it = cells_.find(key(c)); it != cells_.end())
           for (std::uint32_t j : it->second)
-            if (j > i && overlaps(boxes_[i], boxes_[j]))
-              out.push_back({{static_cast<std::uint32_t>(i), 1}, {j, 1}});
+            if (j > i && overlaps(boxes_[i], boxes_[j])) out.push_back({{static_cast<std::uint32_t>(i), 1}, {j, 1}});
         int k = 0;
         for (; k < D; ++k) {
           if (d[k] < 1) {
@@ -145,9 +144,8 @@ result measure(M m, const std::string& scenario, std::size_t n, std::size_t step
   using B = typename M::box_type;
   scenes::thesis_scenario<3, double> scene(scenes::named_scenario_params(scenario, n, seed));
   // mixed: a few huge static objects (1000x the size) among the moving ones
-  const std::vector<B> huge = scenes::find_named_scenario(scenario).huge_statics
-                                  ? scenes::huge_static_boxes(scene, seed)
-                                  : std::vector<B>{};
+  const std::vector<B> huge =
+      scenes::find_named_scenario(scenario).huge_statics ? scenes::huge_static_boxes(scene, seed) : std::vector<B>{};
   result res;
   res.scenario = scenario;
   res.n = n;
@@ -210,16 +208,16 @@ std::string encode(const result& r) {
   std::ostringstream s;
   s.precision(9);
   s << r.setup_ms << ' ' << r.update_med << ' ' << r.update_max << ' ' << r.detect_med << ' ' << r.detect_max << ' '
-    << r.step_med << ' ' << r.step_mean << ' ' << r.pairs_med << ' ' << r.bytes << ' ' << r.peak_rss_kb << ' ' << r.peak_bytes << ' '
-    << r.box_tests << ' ' << r.cells_visited << ' ' << r.pair_counts;
+    << r.step_med << ' ' << r.step_mean << ' ' << r.pairs_med << ' ' << r.bytes << ' ' << r.peak_rss_kb << ' '
+    << r.peak_bytes << ' ' << r.box_tests << ' ' << r.cells_visited << ' ' << r.pair_counts;
   return s.str();
 }
 
 bool decode(const std::string& line, result& r) {
   std::istringstream s(line);
   return static_cast<bool>(s >> r.setup_ms >> r.update_med >> r.update_max >> r.detect_med >> r.detect_max >>
-                           r.step_med >> r.step_mean >> r.pairs_med >> r.bytes >> r.peak_rss_kb >> r.peak_bytes >> r.box_tests >>
-                           r.cells_visited >> r.pair_counts);
+                           r.step_med >> r.step_mean >> r.pairs_med >> r.bytes >> r.peak_rss_kb >> r.peak_bytes >>
+                           r.box_tests >> r.cells_visited >> r.pair_counts);
 }
 
 // The `factor` experiment: hhg with these hierarchy factors.
@@ -341,7 +339,6 @@ std::string cpu_model() {
   return "unknown";
 }
 
-
 // An experiment of --scenario: a named scenario run by the chosen methods, or
 // `factor` / `update`, which expand into hhg variants on named scenarios.
 struct job {
@@ -350,7 +347,9 @@ struct job {
   std::vector<std::string> methods;
 };
 
-bool has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool has(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
 
 std::vector<std::string> experiment_names() {
   std::vector<std::string> v = scenes::named_scenario_names();
@@ -401,9 +400,7 @@ CLI::App* add_bench_command(CLI::App& app, bench_options& o) {
   scenario_help +=
       " factor (hhg with hierarchy factors 1.5, 2, 3, 4 on varied sizes), update (hhg and hhg-rebuild on equal "
       "and on jumping motion) (default: all)";
-  sub->add_option("--scenario", o.scenarios, scenario_help)
-      ->delimiter(',')
-      ->check(CLI::IsMember(experiment_names()));
+  sub->add_option("--scenario", o.scenarios, scenario_help)->delimiter(',')->check(CLI::IsMember(experiment_names()));
   std::string method_list;
   for (const auto& m : offered_methods()) method_list += (method_list.empty() ? "" : ", ") + m;
   sub->add_option("--methods", o.methods, "Comma-separated methods (default: all): " + method_list)
@@ -419,8 +416,9 @@ CLI::App* add_bench_command(CLI::App& app, bench_options& o) {
   sub->add_option("--json", o.json, "Write the results as JSON to this file (opened before the runs)");
   sub->add_option("--csv", o.csv, "Write the results as CSV to this file (opened before the runs)");
   sub->add_flag("--skip-header", o.skip_header, "No header line in the --csv file");
-  sub->add_flag("--quick", o.quick,
-                "A small run (a few seconds): equal, varied, sparse, mixed, update at N = 2000, 5 steps; the one CI runs");
+  sub->add_flag(
+      "--quick", o.quick,
+      "A small run (a few seconds): equal, varied, sparse, mixed, update at N = 2000, 5 steps; the one CI runs");
   sub->add_option("--timeout", o.timeout, "Seconds a single run may take before it is skipped as too slow")
       ->check(integer_in(1, 86400));
   add_threads_option(sub, o.threads);
@@ -581,9 +579,9 @@ int bench_command(const bench_options& o) {
            std::to_string(o.seed) + ',' + csv_field(r.method) + ',';
       if (ok) {
         c += num(r.setup_ms) + ',' + num(r.step_med) + ',' + num(r.step_mean) + ',' + num(r.update_med) + ',' +
-             num(r.detect_med) + ',' + num(r.pairs_med) + ',' + std::to_string(r.peak_bytes) + ',' +
-             num(r.update_max) + ',' + num(r.detect_max) + ',' + std::to_string(r.bytes) + ',' +
-             std::to_string(r.peak_rss_kb) + ',' + (r.box_tests < 0 ? "" : std::to_string(r.box_tests)) + ',' +
+             num(r.detect_med) + ',' + num(r.pairs_med) + ',' + std::to_string(r.peak_bytes) + ',' + num(r.update_max) +
+             ',' + num(r.detect_max) + ',' + std::to_string(r.bytes) + ',' + std::to_string(r.peak_rss_kb) + ',' +
+             (r.box_tests < 0 ? "" : std::to_string(r.box_tests)) + ',' +
              (r.cells_visited < 0 ? "" : std::to_string(r.cells_visited)) + ',';
       } else {
         c += ",,,,,,,,,,,,,";
@@ -597,10 +595,8 @@ int bench_command(const bench_options& o) {
   if (json_file) {
     // A list of runs, one per (scenario, n), each {"scenario", "n", "steps",
     // "seed", "machine", "results": [{"method", ...}]}; keys may be added, none renamed.
-    nlohmann::ordered_json machine = {{"cpu", cpu},
-                                      {"cores", sysconf(_SC_NPROCESSORS_ONLN)},
-                                      {"compiler", compiler},
-                                      {"flags", flags}};
+    nlohmann::ordered_json machine = {
+        {"cpu", cpu}, {"cores", sysconf(_SC_NPROCESSORS_ONLN)}, {"compiler", compiler}, {"flags", flags}};
     nlohmann::ordered_json runs = nlohmann::ordered_json::array();
     for (std::size_t i = 0; i < results.size();) {
       std::size_t e = i;
@@ -614,22 +610,23 @@ int bench_command(const bench_options& o) {
           if (q == std::string::npos) q = r.pair_counts.size();
           per_step.push_back(std::stoull(r.pair_counts.substr(p, q - p)));
         }
-        rows.push_back({{"method", r.method},
-                        {"setup_ms", time_or_null(r, r.setup_ms)},
-                        {"step_ms_median", time_or_null(r, r.step_med)},
-                        {"step_ms_mean", time_or_null(r, r.step_mean)},
-                        {"update_ms_median", time_or_null(r, r.update_med)},
-                        {"detect_ms_median", time_or_null(r, r.detect_med)},
-                        {"pairs", time_or_null(r, r.pairs_med)},
-                        {"peak_bytes", ran(r) ? nlohmann::ordered_json(r.peak_bytes) : nlohmann::ordered_json(nullptr)},
-                        {"update_ms_max", time_or_null(r, r.update_max)},
-                        {"detect_ms_max", time_or_null(r, r.detect_max)},
-                        {"bytes", ran(r) ? nlohmann::ordered_json(r.bytes) : nlohmann::ordered_json(nullptr)},
-                        {"peak_rss_kb", ran(r) ? nlohmann::ordered_json(r.peak_rss_kb) : nlohmann::ordered_json(nullptr)},
-                        {"box_tests", counter(r.box_tests)},
-                        {"cells_visited", counter(r.cells_visited)},
-                        {"pairs_per_step", per_step},
-                        {"note", r.note}});
+        rows.push_back(
+            {{"method", r.method},
+             {"setup_ms", time_or_null(r, r.setup_ms)},
+             {"step_ms_median", time_or_null(r, r.step_med)},
+             {"step_ms_mean", time_or_null(r, r.step_mean)},
+             {"update_ms_median", time_or_null(r, r.update_med)},
+             {"detect_ms_median", time_or_null(r, r.detect_med)},
+             {"pairs", time_or_null(r, r.pairs_med)},
+             {"peak_bytes", ran(r) ? nlohmann::ordered_json(r.peak_bytes) : nlohmann::ordered_json(nullptr)},
+             {"update_ms_max", time_or_null(r, r.update_max)},
+             {"detect_ms_max", time_or_null(r, r.detect_max)},
+             {"bytes", ran(r) ? nlohmann::ordered_json(r.bytes) : nlohmann::ordered_json(nullptr)},
+             {"peak_rss_kb", ran(r) ? nlohmann::ordered_json(r.peak_rss_kb) : nlohmann::ordered_json(nullptr)},
+             {"box_tests", counter(r.box_tests)},
+             {"cells_visited", counter(r.cells_visited)},
+             {"pairs_per_step", per_step},
+             {"note", r.note}});
       }
       runs.push_back({{"scenario", results[i].scenario},
                       {"n", results[i].n},

@@ -14,9 +14,8 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"hhg_bench: the thesis' experiments with every method and the peers, side by side", "hhg_bench"};
-  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
-    return "hhg: " + CLI::FailureMessage::simple(a, e);
-  });
+  app.failure_message(
+      [](const CLI::App* a, const CLI::Error& e) { return "hhg: " + CLI::FailureMessage::simple(a, e); });
   hhg::cli::bench_options o;
   // the flags of `hhg bench`, on the top level
   CLI::App* bench = hhg::cli::add_bench_command(app, o);

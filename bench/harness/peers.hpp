@@ -116,11 +116,13 @@ class bullet : public base {
 
  private:
   static btVector3 lo(const box3& b) {
-    return {std::nextafter(static_cast<float>(b.min[0]), -INFINITY), std::nextafter(static_cast<float>(b.min[1]), -INFINITY),
+    return {std::nextafter(static_cast<float>(b.min[0]), -INFINITY),
+            std::nextafter(static_cast<float>(b.min[1]), -INFINITY),
             std::nextafter(static_cast<float>(b.min[2]), -INFINITY)};
   }
   static btVector3 hi(const box3& b) {
-    return {std::nextafter(static_cast<float>(b.max[0]), INFINITY), std::nextafter(static_cast<float>(b.max[1]), INFINITY),
+    return {std::nextafter(static_cast<float>(b.max[0]), INFINITY),
+            std::nextafter(static_cast<float>(b.max[1]), INFINITY),
             std::nextafter(static_cast<float>(b.max[2]), INFINITY)};
   }
   btBroadphaseProxy* create(std::size_t i) {
@@ -219,8 +221,8 @@ class fcl_manager : public base {
           b[k] = std::max(b[k], x.max[k]);
           cell = std::max(cell, x.max[k] - x.min[k]);
         }
-      m_ = std::make_unique<fcl::SpatialHashingCollisionManager<double>>(
-          cell > 0 ? cell : 1.0, a, b, static_cast<unsigned>(boxes_.size() + 1));
+      m_ = std::make_unique<fcl::SpatialHashingCollisionManager<double>>(cell > 0 ? cell : 1.0, a, b,
+                                                                         static_cast<unsigned>(boxes_.size() + 1));
     }
     m_->registerObjects(raw_);
     m_->setup();

@@ -146,7 +146,8 @@ void neighbours(std::size_t n, int reps) {
     std::exit(1);
   }
 #if defined(HHG_HAVE_NANOFLANN)
-  using tree_t = nanoflann::KDTreeSingleIndexAdaptor<nanoflann::L2_Simple_Adaptor<double, cloud>, cloud, 3, std::uint32_t>;
+  using tree_t =
+      nanoflann::KDTreeSingleIndexAdaptor<nanoflann::L2_Simple_Adaptor<double, cloud>, cloud, 3, std::uint32_t>;
   const cloud c{&pts};
   std::size_t found_nf = 0;
   const double t_nf = median_ms(reps, [&] {
@@ -160,8 +161,9 @@ void neighbours(std::size_t n, int reps) {
       found_nf += res.size() - 1;                   // itself
     }
   });
-  std::printf("  nanoflann (unordered)            %9.2f ms  (pairs %s)  hhg speed-up %.2fx ascending, %.2fx unordered\n",
-              t_nf, found_nf == found ? "agree" : "DIFFER", t_nf / t_hhg, t_nf / t_hhg_u);
+  std::printf(
+      "  nanoflann (unordered)            %9.2f ms  (pairs %s)  hhg speed-up %.2fx ascending, %.2fx unordered\n", t_nf,
+      found_nf == found ? "agree" : "DIFFER", t_nf / t_hhg, t_nf / t_hhg_u);
   if (found_nf != found) {
     std::fprintf(stderr, "error: nanoflann found %zu neighbour entries, hhg %zu\n", found_nf, found);
     peers_agree = false;
@@ -180,8 +182,9 @@ void neighbours(std::size_t n, int reps) {
     for (const auto& p : pts) tree.search(counting_output{&k}, cgal_sphere(p, r, 0.0));
     found_cg = k - pts.size();  // each point finds itself
   });
-  std::printf("  CGAL Kd_tree + Fuzzy_sphere      %9.2f ms  (pairs %s)  hhg speed-up %.2fx ascending, %.2fx unordered\n",
-              t_cg, found_cg == found ? "agree" : "DIFFER", t_cg / t_hhg, t_cg / t_hhg_u);
+  std::printf(
+      "  CGAL Kd_tree + Fuzzy_sphere      %9.2f ms  (pairs %s)  hhg speed-up %.2fx ascending, %.2fx unordered\n", t_cg,
+      found_cg == found ? "agree" : "DIFFER", t_cg / t_hhg, t_cg / t_hhg_u);
   if (found_cg != found) {
     std::fprintf(stderr, "error: CGAL found %zu neighbour entries, hhg %zu\n", found_cg, found);
     peers_agree = false;
@@ -336,9 +339,10 @@ void rays(std::size_t n, int reps) {
       bhits += c.count;
     }
   });
-  std::printf("  Bullet btDbvtBroadphase::rayTest %9.2f ms (%.2f hits per ray, %s)  hhg speed-up %.2fx by t, %.2fx unordered\n", t_bt,
-              static_cast<double>(bhits) / static_cast<double>(nr), bhits == hits ? "agree" : "DIFFER", t_bt / t_all,
-              t_bt / t_all_u);
+  std::printf(
+      "  Bullet btDbvtBroadphase::rayTest %9.2f ms (%.2f hits per ray, %s)  hhg speed-up %.2fx by t, %.2fx unordered\n",
+      t_bt, static_cast<double>(bhits) / static_cast<double>(nr), bhits == hits ? "agree" : "DIFFER", t_bt / t_all,
+      t_bt / t_all_u);
   if (bhits != hits) {
     std::fprintf(stderr, "error: Bullet found %zu ray hits, hhg %zu\n", bhits, hits);
     peers_agree = false;
@@ -394,10 +398,11 @@ void rays(std::size_t n, int reps) {
         fhits += found.size();
       }
     });
-    std::printf("  FCL AABB tree, slab-test walk    %9.2f ms (%.2f hits per ray, %s)  hhg speed-up %.2fx by t, %.2fx unordered"
-                "  (DynamicAABBTreeCollisionManager<double>::getTree(); its build %.0f ms is not timed)\n",
-                t_fcl, static_cast<double>(fhits) / static_cast<double>(nr), fhits == hits ? "agree" : "DIFFER",
-                t_fcl / t_all, t_fcl / t_all_u, t_fcl_build);
+    std::printf(
+        "  FCL AABB tree, slab-test walk    %9.2f ms (%.2f hits per ray, %s)  hhg speed-up %.2fx by t, %.2fx unordered"
+        "  (DynamicAABBTreeCollisionManager<double>::getTree(); its build %.0f ms is not timed)\n",
+        t_fcl, static_cast<double>(fhits) / static_cast<double>(nr), fhits == hits ? "agree" : "DIFFER", t_fcl / t_all,
+        t_fcl / t_all_u, t_fcl_build);
     if (fhits != hits) {
       std::fprintf(stderr, "error: FCL tree walk found %zu ray hits, hhg %zu\n", fhits, hits);
       peers_agree = false;

@@ -19,8 +19,7 @@ namespace hhg {
 template <int D, class T>
 struct box {
   static_assert(D == 2 || D == 3, "hhg supports 2D and 3D boxes only");
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
-                "hhg boxes use float or double coordinates");
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "hhg boxes use float or double coordinates");
   static constexpr int dimension = D;
   using scalar = T;
 

@@ -8,10 +8,10 @@
 #include <algorithm>
 #include <bit>
 #include <concepts>
-#include <cstdint>
 #include <cstddef>
-#include <type_traits>
+#include <cstdint>
 #include <span>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -78,7 +78,7 @@ std::vector<handle> insert_all(M& m, std::span<const typename M::box_type> boxes
 /// detection run on it; the result does not depend on it.
 template <dynamic_broad_phase M>
 std::vector<std::pair<std::uint32_t, std::uint32_t>> all_pairs(M& m, std::span<const typename M::box_type> boxes,
-                                                                executor* ex = nullptr) {
+                                                               executor* ex = nullptr) {
   m.clear();
   if constexpr (requires { m.set_executor(ex); }) m.set_executor(ex);
   const std::vector<handle> hs = insert_all(m, boxes);

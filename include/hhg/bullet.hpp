@@ -65,9 +65,8 @@ class bullet_broadphase : public btBroadphaseInterface {
   /// Throws hhg::error (nan_coordinate, inverted_box) for a bad box; nothing
   /// is created then. m_uniqueId is unique among live proxies (slots are
   /// reused). `shapeType` is kept but not used.
-  btBroadphaseProxy* createProxy(const btVector3& aabbMin, const btVector3& aabbMax, int shapeType,
-                                 void* userPtr, int collisionFilterGroup, int collisionFilterMask,
-                                 btDispatcher* dispatcher) override;
+  btBroadphaseProxy* createProxy(const btVector3& aabbMin, const btVector3& aabbMax, int shapeType, void* userPtr,
+                                 int collisionFilterGroup, int collisionFilterMask, btDispatcher* dispatcher) override;
   /// Removes the proxy's pairs from the pair cache (through `dispatcher`) and
   /// the proxy. Throws hhg::error(invalid_handle) for a null, foreign or
   /// already destroyed proxy; nothing changes then.
@@ -85,8 +84,7 @@ class bullet_broadphase : public btBroadphaseInterface {
   /// callback's m_rayDirectionInverse and m_lambda_max are not read). Throws
   /// hhg::error for non-finite ends or NaN/inverted extents.
   void rayTest(const btVector3& rayFrom, const btVector3& rayTo, btBroadphaseRayCallback& rayCallback,
-               const btVector3& aabbMin = btVector3(0, 0, 0),
-               const btVector3& aabbMax = btVector3(0, 0, 0)) override;
+               const btVector3& aabbMin = btVector3(0, 0, 0), const btVector3& aabbMax = btVector3(0, 0, 0)) override;
   /// Calls callback.process(proxy) for every proxy whose box overlaps the
   /// given box (closed), once each; process's result is ignored, as in Bullet.
   void aabbTest(const btVector3& aabbMin, const btVector3& aabbMax, btBroadphaseAabbCallback& callback) override;
@@ -122,10 +120,10 @@ class bullet_broadphase : public btBroadphaseInterface {
   btOverlappingPairCache* cache_ = nullptr;
   hash_grids<3, btScalar> grids_;
   std::vector<std::unique_ptr<proxy>> storage_;  // every proxy object ever made
-  std::deque<proxy*> free_;                       // destroyed ones, reused first in, first out
-  std::vector<proxy*> by_slot_;                   // live proxy by handle index (nullptr: none)
-  std::vector<std::uint32_t> dirty_;              // slots whose box changed since the last flush
-  std::vector<std::uint8_t> recycled_;            // by slot: destroyed since the last step
+  std::deque<proxy*> free_;                      // destroyed ones, reused first in, first out
+  std::vector<proxy*> by_slot_;                  // live proxy by handle index (nullptr: none)
+  std::vector<std::uint32_t> dirty_;             // slots whose box changed since the last flush
+  std::vector<std::uint8_t> recycled_;           // by slot: destroyed since the last step
   std::vector<std::uint32_t> recycled_list_;
   std::vector<handle_pair> found_;
   std::vector<std::uint64_t> prev_, cur_, sort_scratch_;  // pair keys (lo slot << 32 | hi slot), sorted

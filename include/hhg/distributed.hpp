@@ -58,19 +58,19 @@ struct distributed_config {
 
 /// Counters of the last collective call on this rank.
 struct distributed_statistics {
-  std::size_t owned = 0;              ///< objects owned here
-  std::size_t ghosts = 0;             ///< ghost copies held here
-  std::size_t migrated_out = 0;       ///< objects sent to their new owner
-  std::size_t migrated_in = 0;        ///< objects received from their old owner
-  std::uint64_t bytes_sent = 0;       ///< payload bytes this rank sent (ids, boxes, samples)
-  std::uint64_t messages_sent = 0;    ///< non-empty point-to-point payloads sent
-  std::size_t local_pairs = 0;        ///< pairs the local grid found (before the ownership filter)
-  std::size_t pairs = 0;              ///< pairs this rank owns
-  double imbalance = 1;               ///< max over ranks of owned / average owned (after migration)
-  bool rebalanced = false;            ///< the bisection was recomputed in this call
-  std::uint64_t rebalances = 0;       ///< bisections computed so far
-  double commit_seconds = 0;          ///< the collective part: checks, migration, ghosts, local grid updates
-  double detect_seconds = 0;          ///< local detection and the ownership filter (find_pairs)
+  std::size_t owned = 0;            ///< objects owned here
+  std::size_t ghosts = 0;           ///< ghost copies held here
+  std::size_t migrated_out = 0;     ///< objects sent to their new owner
+  std::size_t migrated_in = 0;      ///< objects received from their old owner
+  std::uint64_t bytes_sent = 0;     ///< payload bytes this rank sent (ids, boxes, samples)
+  std::uint64_t messages_sent = 0;  ///< non-empty point-to-point payloads sent
+  std::size_t local_pairs = 0;      ///< pairs the local grid found (before the ownership filter)
+  std::size_t pairs = 0;            ///< pairs this rank owns
+  double imbalance = 1;             ///< max over ranks of owned / average owned (after migration)
+  bool rebalanced = false;          ///< the bisection was recomputed in this call
+  std::uint64_t rebalances = 0;     ///< bisections computed so far
+  double commit_seconds = 0;        ///< the collective part: checks, migration, ghosts, local grid updates
+  double detect_seconds = 0;        ///< local detection and the ownership filter (find_pairs)
 };
 
 namespace detail {

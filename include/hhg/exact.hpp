@@ -270,8 +270,8 @@ inline int compare_sum_squares(const double* x, const double* y, int n, const do
       const double sq = a * a;
       if (exact) {
         const double xi = i < n ? x[i] : u[i - n], yi = i < n ? y[i] : v[i - n];
-        exact = detail::two_sum_err(xi, -yi, d[z]) == 0 && (mul ? a * up : std::ldexp(a, k)) == d[z] && std::fma(a, a, -sq) == 0 &&
-                (a == 0 || sq >= 0x1p-1000);
+        exact = detail::two_sum_err(xi, -yi, d[z]) == 0 && (mul ? a * up : std::ldexp(a, k)) == d[z] &&
+                std::fma(a, a, -sq) == 0 && (a == 0 || sq >= 0x1p-1000);
       }
       if (i < n) {
         const double s = s1 + sq;

@@ -200,8 +200,9 @@ class fcl_manager : public fcl::BroadPhaseCollisionManager<S> {
   void distance(object* obj, void* cdata, fcl::DistanceCallBack<S> callback) const override {
     const box_type q = checked_box(obj, "distance");
     S min_dist = std::numeric_limits<S>::max();
-    nearest_first(q, min_dist, [](handle) { return true; },
-                  [&](handle h) { return callback(obj, by_slot_[h.index], cdata, min_dist); });
+    nearest_first(
+        q, min_dist, [](handle) { return true; },
+        [&](handle h) { return callback(obj, by_slot_[h.index], cdata, min_dist); });
   }
 
   /// The same over every unordered pair of registered objects, one shared dist.
@@ -232,10 +233,12 @@ class fcl_manager : public fcl::BroadPhaseCollisionManager<S> {
       object* a = small.by_slot_[s];
       if (a == nullptr) continue;
       if (min_dist <= 0) return;
-      const bool stop = large.nearest_first(small.boxes_[s], min_dist, [](handle) { return true; }, [&](handle h) {
-        object* b = large.by_slot_[h.index];
-        return mine_smaller ? callback(a, b, cdata, min_dist) : callback(b, a, cdata, min_dist);
-      });
+      const bool stop = large.nearest_first(
+          small.boxes_[s], min_dist, [](handle) { return true; },
+          [&](handle h) {
+            object* b = large.by_slot_[h.index];
+            return mine_smaller ? callback(a, b, cdata, min_dist) : callback(b, a, cdata, min_dist);
+          });
       if (stop) return;
     }
   }
@@ -260,11 +263,12 @@ class fcl_manager : public fcl::BroadPhaseCollisionManager<S> {
     int axis = -1;
     const box_problem p = check_box(b, &axis);
     if (p == box_problem::nan_coordinate)
-      throw error(errc::nan_coordinate, std::string("hhg::fcl_manager::") + where + ": NaN in the object's AABB (axis " +
-                                            std::to_string(axis) + ")");
+      throw error(errc::nan_coordinate, std::string("hhg::fcl_manager::") + where +
+                                            ": NaN in the object's AABB (axis " + std::to_string(axis) + ")");
     if (p == box_problem::inverted)
-      throw error(errc::inverted_box, std::string("hhg::fcl_manager::") + where + ": the object's AABB has min > max (axis " +
-                                          std::to_string(axis) + "); call computeAABB()?");
+      throw error(errc::inverted_box, std::string("hhg::fcl_manager::") + where +
+                                          ": the object's AABB has min > max (axis " + std::to_string(axis) +
+                                          "); call computeAABB()?");
     return b;
   }
 
@@ -294,8 +298,10 @@ class fcl_manager : public fcl::BroadPhaseCollisionManager<S> {
     double s = 0;
     for (int i = 0; i < 3; ++i) {
       double d = 0;
-      if (a.min[i] > b.max[i]) d = double(a.min[i]) - double(b.max[i]);
-      else if (b.min[i] > a.max[i]) d = double(b.min[i]) - double(a.max[i]);
+      if (a.min[i] > b.max[i])
+        d = double(a.min[i]) - double(b.max[i]);
+      else if (b.min[i] > a.max[i])
+        d = double(b.min[i]) - double(a.max[i]);
       s += d * d;
     }
     return std::sqrt(s);
@@ -328,8 +334,9 @@ class fcl_manager : public fcl::BroadPhaseCollisionManager<S> {
         return true;
       });
       const bool all = seen == ids_.size();
-      std::sort(ring.begin(), ring.end(),
-                [](const auto& x, const auto& y) { return x.first < y.first || (x.first == y.first && x.second < y.second); });
+      std::sort(ring.begin(), ring.end(), [](const auto& x, const auto& y) {
+        return x.first < y.first || (x.first == y.first && x.second < y.second);
+      });
       for (const auto& [d, h] : ring) {
         if (!all && d > r) break;
         if (!(d < double(min_dist))) break;

@@ -16,9 +16,9 @@ class function_ref<R(Args...)> {
  public:
   template <class F>
     requires(!std::is_same_v<std::remove_cvref_t<F>, function_ref> && std::is_invocable_r_v<R, F&, Args...>)
-  function_ref(F&& f) noexcept  // NOLINT(google-explicit-constructor)
-      : object_(const_cast<void*>(static_cast<const void*>(&f))),
-        call_([](void* o, Args... a) -> R {
+  function_ref(F&& f)
+  noexcept  // NOLINT(google-explicit-constructor)
+      : object_(const_cast<void*>(static_cast<const void*>(&f))), call_([](void* o, Args... a) -> R {
           return (*static_cast<std::remove_reference_t<F>*>(o))(static_cast<Args>(a)...);
         }) {}
   R operator()(Args... a) const { return call_(object_, static_cast<Args>(a)...); }

@@ -35,7 +35,7 @@ template <int D, class T>
 struct hash_grids_state;
 template <int D, class T>
 struct detection_scratch;
-}
+}  // namespace detail
 
 /// Hierarchical hash grid for D = 2 or 3, T = float or double.
 /// Explicitly instantiated for all four combinations in the library.
@@ -230,8 +230,8 @@ class hash_grids {
   void move_checked(handle h, const box_type& b);
   detail::hash_grids_state<D, T>& writable(const char* op);
   const detail::hash_grids_state<D, T>& readable(const char* op) const;
-  std::unique_ptr<detail::hash_grids_state<D, T>> s_;     // the lasting structure
-  std::unique_ptr<detail::detection_scratch<D, T>> x_;    // detection scratch (not copied)
+  std::unique_ptr<detail::hash_grids_state<D, T>> s_;   // the lasting structure
+  std::unique_ptr<detail::detection_scratch<D, T>> x_;  // detection scratch (not copied)
 };
 
 extern template class hash_grids<2, float>;

@@ -66,9 +66,9 @@ class hierarchical_hashing : public detail::table_method<D, T> {
   slot& find_or_add(std::uint64_t key);
   const slot* find(std::uint64_t key) const;
 
-  std::vector<std::int32_t> level_of_;               // per object, or INT32_MIN (apart)
-  std::vector<std::array<std::int64_t, D>> lo_of_;    // per object: cell of min at its class
-  std::vector<std::int32_t> classes_;                // descending
+  std::vector<std::int32_t> level_of_;              // per object, or INT32_MIN (apart)
+  std::vector<std::array<std::int64_t, D>> lo_of_;  // per object: cell of min at its class
+  std::vector<std::int32_t> classes_;               // descending
   std::vector<entry> entries_;
   std::vector<slot> slots_;
   std::vector<std::uint32_t> apart_;

@@ -91,7 +91,7 @@ class hierarchical_neighbors {
   std::uint64_t search(const std::array<double, D>& p, F&& visit) const;
 
   int step_;
-  double r_ = 0, reach_ = 0;  // reach_: the widened search half-width
+  double r_ = 0, reach_ = 0;           // reach_: the widened search half-width
   std::array<double, D> lo_{}, hi_{};  // bounds of the stored points
   std::vector<std::int32_t> levels_;   // classes, descending
   std::vector<std::array<double, D>> pts_;

@@ -87,7 +87,8 @@ class linear_kdtree : public detail::table_method<D, T> {
     std::uint32_t element;
   };
   void build();
-  void place(std::uint32_t element, std::array<std::uint64_t, D> lo, std::array<std::uint64_t, D> hi, unsigned split_axes);
+  void place(std::uint32_t element, std::array<std::uint64_t, D> lo, std::array<std::uint64_t, D> hi,
+             unsigned split_axes);
   template <class F>
   void sweep(F&& f) const {
     const std::size_t n = records_.size();

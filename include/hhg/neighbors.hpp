@@ -121,7 +121,7 @@ class cell_list {
 
   double r_ = 0, h_ = 1, inv_ = 1;
   std::array<std::int64_t, D> kmin_{};
-  std::array<std::int64_t, D> span_{};    // cells per axis (padded by one on each side)
+  std::array<std::int64_t, D> span_{};      // cells per axis (padded by one on each side)
   std::vector<std::array<double, D>> xyz_;  // coordinates, sorted by cell
   std::vector<std::uint32_t> index_;        // original index of each sorted point
   std::vector<std::uint32_t> where_;        // sorted position of each original point

@@ -121,8 +121,7 @@ class object_table {
 
   /// Capacity in bytes.
   std::size_t bytes() const noexcept {
-    return boxes_.capacity() * sizeof(box_type) + ids_.capacity() * sizeof(handle) +
-           slots_.capacity() * sizeof(slot);
+    return boxes_.capacity() * sizeof(box_type) + ids_.capacity() * sizeof(handle) + slots_.capacity() * sizeof(slot);
   }
 
  private:

@@ -38,8 +38,8 @@ struct periodic_domain {
 
 template <int D>
 struct periodic_pair {
-  std::uint32_t a = 0;  ///< index of the first box
-  std::uint32_t b = 0;  ///< index of the second box (a <= b)
+  std::uint32_t a = 0;                  ///< index of the first box
+  std::uint32_t b = 0;                  ///< index of the second box (a <= b)
   std::array<std::int32_t, D> shift{};  ///< box a overlaps b's image under this shift
   friend constexpr bool operator==(const periodic_pair&, const periodic_pair&) = default;
   friend constexpr auto operator<=>(const periodic_pair&, const periodic_pair&) = default;

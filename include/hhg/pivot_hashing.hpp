@@ -83,7 +83,7 @@ class pivot_base : public table_method<D, T> {
   unsigned threads_;
   double cell_ = 0;
   std::array<double, D> origin_{};
-  std::array<std::int64_t, D> dims_{};  // dense: cells per axis
+  std::array<std::int64_t, D> dims_{};               // dense: cells per axis
   std::vector<std::array<std::int64_t, D>> coords_;  // per object: its cell
   std::vector<std::uint32_t> cell_of_;               // per object: cell id, or npos if apart
   std::vector<std::uint32_t> count_, index_;         // pivots (used through std::atomic_ref)

@@ -54,10 +54,10 @@ struct cell_hash {
   };
   std::vector<entry> entries, sorted;
   std::vector<std::uint32_t> hash_of, bucket_start, cursor;
-  std::vector<std::int32_t> level_of;                 // per object; kApart for apart objects
-  std::vector<std::array<std::int64_t, D>> lo_of;      // per object: first cell at its level
-  std::vector<std::uint32_t> apart;                   // positions of apart objects
-  std::vector<std::int32_t> levels;                   // classes present, ascending
+  std::vector<std::int32_t> level_of;              // per object; kApart for apart objects
+  std::vector<std::array<std::int64_t, D>> lo_of;  // per object: first cell at its level
+  std::vector<std::uint32_t> apart;                // positions of apart objects
+  std::vector<std::int32_t> levels;                // classes present, ascending
   unsigned bits = 0;
   std::uint64_t box_tests = 0;
 

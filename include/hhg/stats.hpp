@@ -10,25 +10,25 @@ namespace hhg {
 
 /// One grid level of the hierarchy.
 struct grid_statistics {
-  double cell_size = 0;                             ///< edge length of a cell
-  std::array<std::uint32_t, 3> cells_per_axis{};    ///< power of two each; [2] = 1 in 2D
-  std::uint64_t cell_count = 0;                     ///< product of cells_per_axis
-  std::size_t objects = 0;                          ///< objects assigned to this grid
-  std::size_t occupied_cells = 0;                   ///< cells holding at least one object
-  std::size_t bytes = 0;                            ///< memory held by this grid
+  double cell_size = 0;                           ///< edge length of a cell
+  std::array<std::uint32_t, 3> cells_per_axis{};  ///< power of two each; [2] = 1 in 2D
+  std::uint64_t cell_count = 0;                   ///< product of cells_per_axis
+  std::size_t objects = 0;                        ///< objects assigned to this grid
+  std::size_t occupied_cells = 0;                 ///< cells holding at least one object
+  std::size_t bytes = 0;                          ///< memory held by this grid
 };
 
 struct statistics {
-  std::size_t objects = 0;            ///< all objects
-  std::size_t unbounded_objects = 0;  ///< objects with an infinite coordinate
-  std::size_t list_objects = 0;       ///< bounded objects in the all-pairs list (grids inactive)
-  bool grids_active = false;          ///< the activation threshold was exceeded
-  std::vector<grid_statistics> grids; ///< ascending cell size
-  std::size_t bytes = 0;              ///< all memory held by the structure (capacities)
-  std::uint64_t box_tests = 0;        ///< box overlap tests done by the last detection
-  std::uint64_t cells_visited = 0;    ///< occupied cells looked at by the last detection
-  std::uint64_t pairs = 0;            ///< pairs reported by the last detection
-  std::uint64_t compactions = 0;      ///< grid storage rebuilds in cell order so far (hash_grids.md, Compaction)
+  std::size_t objects = 0;             ///< all objects
+  std::size_t unbounded_objects = 0;   ///< objects with an infinite coordinate
+  std::size_t list_objects = 0;        ///< bounded objects in the all-pairs list (grids inactive)
+  bool grids_active = false;           ///< the activation threshold was exceeded
+  std::vector<grid_statistics> grids;  ///< ascending cell size
+  std::size_t bytes = 0;               ///< all memory held by the structure (capacities)
+  std::uint64_t box_tests = 0;         ///< box overlap tests done by the last detection
+  std::uint64_t cells_visited = 0;     ///< occupied cells looked at by the last detection
+  std::uint64_t pairs = 0;             ///< pairs reported by the last detection
+  std::uint64_t compactions = 0;       ///< grid storage rebuilds in cell order so far (hash_grids.md, Compaction)
 };
 
 }  // namespace hhg

@@ -146,14 +146,14 @@ class sweep_and_prune {
   void sort_axis(int axis);
   void add_if_overlapping(std::uint32_t p, std::uint32_t q);
 
-  object_table<D, T> table_;           // handles, validation, get()
+  object_table<D, T> table_;                  // handles, validation, get()
   std::vector<std::uint32_t> proxy_of_slot_;  // handle.index -> proxy
   // Per proxy (an internal id, reused only after the update that dropped it).
   std::vector<box_type> boxes_;
   std::vector<handle> handles_;
   std::vector<std::uint8_t> state_;
   std::vector<std::uint8_t> moved_;
-  std::vector<std::uint32_t> aux_;     // position in pending_inserts_, or in an active list
+  std::vector<std::uint32_t> aux_;  // position in pending_inserts_, or in an active list
   std::vector<std::uint32_t> free_proxies_;
   // Per axis: the sorted endpoints and, per proxy, the positions of its two
   // endpoints (pos_[axis][proxy * 2 + is_max]).

@@ -92,7 +92,8 @@ unsigned parse_workers(const py::object& w) {
     throw py::type_error("workers must be None or an int");
   const long long n = w.cast<long long>();
   if (n == -1) return hhg::thread_pool::cores();
-  if (n < 1 || n > 4096) throw py::value_error("workers must be None, -1 or between 1 and 4096, got " + std::to_string(n));
+  if (n < 1 || n > 4096)
+    throw py::value_error("workers must be None, -1 or between 1 and 4096, got " + std::to_string(n));
   return static_cast<unsigned>(n);
 }
 
@@ -116,10 +117,12 @@ carray<T> as_array(const py::handle& obj, const char* what) {
   const char kind = a.dtype().kind();
   const bool ok = std::is_integral_v<T> ? (kind == 'i' || kind == 'u') : (kind == 'f' || kind == 'i' || kind == 'u');
   if (!ok)
-    throw py::type_error(std::string(what) + " must be an array of " + (std::is_integral_v<T> ? "integers" : "real numbers") +
-                         ", got dtype " + py::str(a.dtype()).cast<std::string>());
+    throw py::type_error(std::string(what) + " must be an array of " +
+                         (std::is_integral_v<T> ? "integers" : "real numbers") + ", got dtype " +
+                         py::str(a.dtype()).cast<std::string>());
   auto c = carray<T>::ensure(a);
-  if (!c) throw py::type_error(std::string(what) + ": cannot convert to " + py::str(py::dtype::of<T>()).cast<std::string>());
+  if (!c)
+    throw py::type_error(std::string(what) + ": cannot convert to " + py::str(py::dtype::of<T>()).cast<std::string>());
   return c;
 }
 
@@ -228,9 +231,11 @@ void check_boxes(const hhg::box<D, T>* b, std::size_t n) {
     switch (hhg::check_box(b[i], &axis)) {
       case hhg::box_problem::none: break;
       case hhg::box_problem::nan_coordinate:
-        throw hhg::error(hhg::errc::nan_coordinate, "box " + std::to_string(i) + ": NaN coordinate on axis " + std::to_string(axis));
+        throw hhg::error(hhg::errc::nan_coordinate,
+                         "box " + std::to_string(i) + ": NaN coordinate on axis " + std::to_string(axis));
       case hhg::box_problem::inverted:
-        throw hhg::error(hhg::errc::inverted_box, "box " + std::to_string(i) + ": min > max on axis " + std::to_string(axis));
+        throw hhg::error(hhg::errc::inverted_box,
+                         "box " + std::to_string(i) + ": min > max on axis " + std::to_string(axis));
     }
   }
 }
@@ -263,11 +268,15 @@ class structure {
   virtual csr overlapping(const void*, std::size_t) const { throw py::type_error("no queries"); }
   virtual csr containing(const void*, std::size_t) const { throw py::type_error("no queries"); }
   virtual csr in_sphere(const void*, const double*, std::size_t) const { throw py::type_error("no queries"); }
-  virtual csr ray_hits(const void*, const void*, const double*, std::size_t) const { throw py::type_error("no queries"); }
+  virtual csr ray_hits(const void*, const void*, const double*, std::size_t) const {
+    throw py::type_error("no queries");
+  }
   virtual void first_ray_hit(const void*, const void*, const double*, std::size_t, std::int64_t*, double*) const {
     throw py::type_error("no queries");
   }
-  virtual void nearest(const void*, std::size_t, std::size_t, std::int64_t*, double*) const { throw py::type_error("no queries"); }
+  virtual void nearest(const void*, std::size_t, std::size_t, std::int64_t*, double*) const {
+    throw py::type_error("no queries");
+  }
 };
 
 template <class M>
@@ -280,9 +289,7 @@ class method_structure final : public structure {
   static constexpr bool is_hash_grids = std::is_same_v<M, hhg::hash_grids<D, T>>;
 
   method_structure() = default;
-  explicit method_structure(const hhg::config& c)
-    requires is_hash_grids
-      : m_(c) {}
+  explicit method_structure(const hhg::config& c) requires is_hash_grids : m_(c) {}
 
   int dim() const override { return D; }
   int scalar_bytes() const override { return sizeof(T); }
@@ -367,7 +374,7 @@ class method_structure final : public structure {
   void set_workers(unsigned w) override {
     if constexpr (is_hash_grids) {
       m_.set_executor(pool_for(w));
-    } else if constexpr (requires(M& m) { m.set_threads(w); }) {
+    } else if constexpr (requires(M & m) { m.set_threads(w); }) {
       m_.set_threads(w);
     }
   }
@@ -433,11 +440,14 @@ class method_structure final : public structure {
       const P* p = static_cast<const P*>(q);
       for (std::size_t i = 0; i < n; ++i) {  // checked first: the same error for any worker count
         for (int k = 0; k < D; ++k)
-          if (std::isnan(p[i][k])) throw hhg::error(hhg::errc::nan_coordinate, "centre " + std::to_string(i) + " has a NaN coordinate");
-        if (std::isnan(radii[i])) throw hhg::error(hhg::errc::nan_coordinate, "radius " + std::to_string(i) + " is NaN");
+          if (std::isnan(p[i][k]))
+            throw hhg::error(hhg::errc::nan_coordinate, "centre " + std::to_string(i) + " has a NaN coordinate");
+        if (std::isnan(radii[i]))
+          throw hhg::error(hhg::errc::nan_coordinate, "radius " + std::to_string(i) + " is NaN");
         if (radii[i] < 0) throw hhg::error(hhg::errc::inverted_box, "radius " + std::to_string(i) + " is negative");
       }
-      return build_csr<handle>(exec(), n, [&](std::size_t i, std::vector<handle>& out) { m_.in_sphere(p[i], radii[i], out); });
+      return build_csr<handle>(exec(), n,
+                               [&](std::size_t i, std::vector<handle>& out) { m_.in_sphere(p[i], radii[i], out); });
     }
     return structure::in_sphere(q, radii, n);
   }
@@ -445,7 +455,8 @@ class method_structure final : public structure {
     for (std::size_t i = 0; i < n; ++i) {
       for (int k = 0; k < D; ++k)
         if (!std::isfinite(o[i][k]) || !std::isfinite(d[i][k]))
-          throw hhg::error(hhg::errc::nan_coordinate, "ray " + std::to_string(i) + ": origin and direction must be finite");
+          throw hhg::error(hhg::errc::nan_coordinate,
+                           "ray " + std::to_string(i) + ": origin and direction must be finite");
       if (std::isnan(t[i])) throw hhg::error(hhg::errc::nan_coordinate, "ray " + std::to_string(i) + ": max_t is NaN");
       if (t[i] < 0) throw hhg::error(hhg::errc::inverted_box, "ray " + std::to_string(i) + ": max_t is negative");
     }
@@ -461,7 +472,8 @@ class method_structure final : public structure {
     }
     return structure::ray_hits(o, d, t, n);
   }
-  void first_ray_hit(const void* o, const void* d, const double* t, std::size_t n, std::int64_t* ids, double* ts) const override {
+  void first_ray_hit(const void* o, const void* d, const double* t, std::size_t n, std::int64_t* ids,
+                     double* ts) const override {
     if constexpr (is_hash_grids) {
       const P* po = static_cast<const P*>(o);
       const P* pd = static_cast<const P*>(d);
@@ -473,8 +485,10 @@ class method_structure final : public structure {
           ts[i] = h.id ? h.t : std::numeric_limits<double>::infinity();
         }
       };
-      if (exec() && n >= 64) exec()->parallel_for(n, 16, one);
-      else one(0, n, 0);
+      if (exec() && n >= 64)
+        exec()->parallel_for(n, 16, one);
+      else
+        one(0, n, 0);
       return;
     }
     structure::first_ray_hit(o, d, t, n, ids, ts);
@@ -484,7 +498,8 @@ class method_structure final : public structure {
       const P* p = static_cast<const P*>(q);
       for (std::size_t i = 0; i < n; ++i)
         for (int a = 0; a < D; ++a)
-          if (std::isnan(p[i][a])) throw hhg::error(hhg::errc::nan_coordinate, "point " + std::to_string(i) + " has a NaN coordinate");
+          if (std::isnan(p[i][a]))
+            throw hhg::error(hhg::errc::nan_coordinate, "point " + std::to_string(i) + " has a NaN coordinate");
       auto some = [&](std::size_t b, std::size_t e, unsigned) {
         std::vector<handle> out;
         for (std::size_t i = b; i < e; ++i) {
@@ -500,8 +515,10 @@ class method_structure final : public structure {
           }
         }
       };
-      if (exec() && n >= 64) exec()->parallel_for(n, 16, some);
-      else some(0, n, 0);
+      if (exec() && n >= 64)
+        exec()->parallel_for(n, 16, some);
+      else
+        some(0, n, 0);
       return;
     }
     structure::nearest(q, n, k, ids, dist);
@@ -549,7 +566,8 @@ hhg::config parse_config(const py::kwargs& kw) {
     const std::string key = py::str(item.first);
     const py::handle v = item.second;
     if (key == "hierarchy_factor") {
-      if (!py::isinstance<py::float_>(v) && !py::isinstance<py::int_>(v)) throw py::type_error("hierarchy_factor must be a number");
+      if (!py::isinstance<py::float_>(v) && !py::isinstance<py::int_>(v))
+        throw py::type_error("hierarchy_factor must be a number");
       c.hierarchy_factor = v.cast<double>();
     } else if (key == "initial_cells") {
       if (py::isinstance<py::int_>(v)) {
@@ -559,20 +577,25 @@ hhg::config parse_config(const py::kwargs& kw) {
         const auto seq = py::reinterpret_borrow<py::sequence>(v);
         if (!py::isinstance<py::sequence>(v) || (seq.size() != 2 && seq.size() != 3))
           throw py::type_error("initial_cells must be an int or a sequence of 2 or 3 ints");
-        for (std::size_t i = 0; i < 3; ++i) c.initial_cells[i] = u32_field(key, seq[std::min<std::size_t>(i, seq.size() - 1)]);
+        for (std::size_t i = 0; i < 3; ++i)
+          c.initial_cells[i] = u32_field(key, seq[std::min<std::size_t>(i, seq.size() - 1)]);
       }
     } else if (key == "minimal_grid_density") {
       c.minimal_grid_density = u32_field(key, v);
     } else if (key == "growth") {
       const std::string s = py::isinstance<py::str>(v) ? v.cast<std::string>() : "";
-      if (s == "every_axis") c.growth = hhg::growth_rule::every_axis;
-      else if (s == "by_occupancy") c.growth = hhg::growth_rule::by_occupancy;
-      else throw hhg::error(hhg::errc::bad_config, "growth must be 'every_axis' or 'by_occupancy'");
+      if (s == "every_axis")
+        c.growth = hhg::growth_rule::every_axis;
+      else if (s == "by_occupancy")
+        c.growth = hhg::growth_rule::by_occupancy;
+      else
+        throw hhg::error(hhg::errc::bad_config, "growth must be 'every_axis' or 'by_occupancy'");
     } else if (key == "activation_threshold") {
       if (v.is_none()) {
         c.activation_threshold = std::numeric_limits<std::size_t>::max();
       } else {
-        if (!py::isinstance<py::int_>(v) || py::isinstance<py::bool_>(v)) throw py::type_error("activation_threshold must be an int or None");
+        if (!py::isinstance<py::int_>(v) || py::isinstance<py::bool_>(v))
+          throw py::type_error("activation_threshold must be an int or None");
         const long long x = v.cast<long long>();
         if (x < 0) throw hhg::error(hhg::errc::bad_config, "activation_threshold must be >= 0 (None: never)");
         c.activation_threshold = static_cast<std::size_t>(x);
@@ -583,9 +606,12 @@ hhg::config parse_config(const py::kwargs& kw) {
       c.occupied_cells_capacity = u32_field(key, v);
     } else if (key == "strategy") {
       const std::string s = py::isinstance<py::str>(v) ? v.cast<std::string>() : "";
-      if (s == "incremental") c.strategy = hhg::update_strategy::incremental;
-      else if (s == "rebuild") c.strategy = hhg::update_strategy::rebuild;
-      else throw hhg::error(hhg::errc::bad_config, "strategy must be 'incremental' or 'rebuild'");
+      if (s == "incremental")
+        c.strategy = hhg::update_strategy::incremental;
+      else if (s == "rebuild")
+        c.strategy = hhg::update_strategy::rebuild;
+      else
+        throw hhg::error(hhg::errc::bad_config, "strategy must be 'incremental' or 'rebuild'");
     } else {
       throw py::type_error("unexpected keyword argument '" + key + "'");
     }
@@ -600,8 +626,10 @@ py::dict config_dict(const hhg::config& c) {
   d["initial_cells"] = py::make_tuple(c.initial_cells[0], c.initial_cells[1], c.initial_cells[2]);
   d["minimal_grid_density"] = c.minimal_grid_density;
   d["growth"] = c.growth == hhg::growth_rule::every_axis ? "every_axis" : "by_occupancy";
-  if (c.activation_threshold == std::numeric_limits<std::size_t>::max()) d["activation_threshold"] = py::none();
-  else d["activation_threshold"] = c.activation_threshold;
+  if (c.activation_threshold == std::numeric_limits<std::size_t>::max())
+    d["activation_threshold"] = py::none();
+  else
+    d["activation_threshold"] = c.activation_threshold;
   d["cell_capacity"] = c.cell_capacity;
   d["occupied_cells_capacity"] = c.occupied_cells_capacity;
   d["strategy"] = c.strategy == hhg::update_strategy::incremental ? "incremental" : "rebuild";
@@ -615,7 +643,8 @@ py::dict config_dict(const hhg::config& c) {
 /// after the GIL is released (and freed before it is taken back).
 class py_structure {
  public:
-  py_structure(const std::string& method, int dim, const py::object& dtype, const py::object& workers, const hhg::config* c)
+  py_structure(const std::string& method, int dim, const py::object& dtype, const py::object& workers,
+               const hhg::config* c)
       : s_(make_structure(method, dim, dtype_code(dtype), c)), workers_(parse_workers(workers)) {
     if (c) config_ = *c;
     s_->set_workers(workers_);
@@ -652,7 +681,8 @@ class py_structure {
       auto i = as_ids(ids);
       auto a = as_matrix<T>(boxes, cols(), "boxes", "(N, 2*dim)");
       if (i.shape(0) != a.shape(0))
-        throw py::value_error("ids and boxes differ in length: " + std::to_string(i.shape(0)) + " and " + std::to_string(a.shape(0)));
+        throw py::value_error("ids and boxes differ in length: " + std::to_string(i.shape(0)) + " and " +
+                              std::to_string(a.shape(0)));
       py::gil_scoped_release nogil;
       std::unique_lock lock(m_);
       s_->move(i.data(), a.data(), static_cast<std::size_t>(i.shape(0)));
@@ -728,8 +758,8 @@ class py_structure {
   std::string method() const { return s_->method(); }
   unsigned workers() const { return workers_; }
   std::string repr() const {
-    return "<hhg " + s_->method() + " dim=" + std::to_string(s_->dim()) + " dtype=" + (s_->scalar_bytes() == 4 ? "float32" : "float64") +
-           " objects=" + std::to_string(size()) + ">";
+    return "<hhg " + s_->method() + " dim=" + std::to_string(s_->dim()) +
+           " dtype=" + (s_->scalar_bytes() == 4 ? "float32" : "float64") + " objects=" + std::to_string(size()) + ">";
   }
 
  protected:
@@ -801,7 +831,8 @@ class py_hash_grids : public py_structure {
         std::shared_lock lock(m_);
         c = s_->ray_hits(o.data(), d.data(), mt.data(), n);
       }
-      return py::make_tuple(to_numpy(std::move(c.indices)), to_numpy(std::move(c.values)), to_numpy(std::move(c.offsets)));
+      return py::make_tuple(to_numpy(std::move(c.indices)), to_numpy(std::move(c.values)),
+                            to_numpy(std::move(c.offsets)));
     });
   }
   py::tuple first_ray_hit(const py::handle& origins, const py::handle& directions, const py::handle& max_t) const {
@@ -857,7 +888,8 @@ std::vector<std::int64_t> sorted_rows(const std::vector<std::uint64_t>& keys, st
   }
   std::vector<std::int64_t> rows(2 * keys.size());
   for (std::size_t i = 0; i < n; ++i) {
-    std::sort(partner.begin() + static_cast<std::ptrdiff_t>(start[i]), partner.begin() + static_cast<std::ptrdiff_t>(start[i + 1]));
+    std::sort(partner.begin() + static_cast<std::ptrdiff_t>(start[i]),
+              partner.begin() + static_cast<std::ptrdiff_t>(start[i + 1]));
     for (std::size_t p = start[i]; p < start[i + 1]; ++p) {
       rows[2 * p] = static_cast<std::int64_t>(i);
       rows[2 * p + 1] = partner[p];
@@ -867,8 +899,10 @@ std::vector<std::int64_t> sorted_rows(const std::vector<std::uint64_t>& keys, st
 }
 
 template <int D, class T>
-std::vector<std::int64_t> pairs_of(const hhg::box<D, T>* b, std::size_t n, const std::string& method, unsigned workers) {
-  if (n > std::numeric_limits<std::uint32_t>::max()) throw hhg::error(hhg::errc::capacity, "too many boxes (at most 2^32 - 1)");
+std::vector<std::int64_t> pairs_of(const hhg::box<D, T>* b, std::size_t n, const std::string& method,
+                                   unsigned workers) {
+  if (n > std::numeric_limits<std::uint32_t>::max())
+    throw hhg::error(hhg::errc::capacity, "too many boxes (at most 2^32 - 1)");
   return hhg::all_methods::with<D, T>(method, [&](auto id) {
     using M = typename decltype(id)::type;
     M m;
@@ -881,7 +915,7 @@ std::vector<std::int64_t> pairs_of(const hhg::box<D, T>* b, std::size_t n, const
         index_of[hs[i].index] = static_cast<std::uint32_t>(i);
       }
     } else {
-      if constexpr (requires(M& x) { x.set_threads(workers); }) m.set_threads(workers);
+      if constexpr (requires(M & x) { x.set_threads(workers); }) m.set_threads(workers);
       check_boxes(b, n);
       index_of.resize(n);
       for (std::size_t i = 0; i < n; ++i) {
@@ -991,14 +1025,17 @@ csr neighbors_of(const T* pts, std::size_t n, double r, const T* other, std::siz
       }
     }
   };
-  if (e && chunks > 1) e->parallel_for(chunks, 1, run);
-  else run(0, chunks, 0);
+  if (e && chunks > 1)
+    e->parallel_for(chunks, 1, run);
+  else
+    run(0, chunks, 0);
   std::size_t total = 0;
   for (const auto& p : part) total += p.indices.size();
   c.indices.resize(total);
   std::size_t at = 0, row = 0;
   for (const auto& p : part) {
-    for (std::size_t i = 0; i + 1 < p.offsets.size(); ++i) c.offsets[row++] = static_cast<std::int64_t>(at + p.offsets[i]);
+    for (std::size_t i = 0; i + 1 < p.offsets.size(); ++i)
+      c.offsets[row++] = static_cast<std::int64_t>(at + p.offsets[i]);
     std::copy(p.indices.begin(), p.indices.end(), c.indices.begin() + static_cast<std::ptrdiff_t>(at));
     at += p.indices.size();
   }
@@ -1066,7 +1103,8 @@ std::vector<std::uint64_t> half_stencil_pairs(const T* p, std::size_t n, double 
       throw hhg::error(hhg::errc::nan_coordinate, "point " + std::to_string(i / D) + " has a non-finite coordinate");
     maxabs = std::max(maxabs, std::abs(static_cast<double>(p[i])));
   }
-  if (n > std::numeric_limits<std::uint32_t>::max()) throw hhg::error(hhg::errc::capacity, "too many points (at most 2^32 - 1)");
+  if (n > std::numeric_limits<std::uint32_t>::max())
+    throw hhg::error(hhg::errc::capacity, "too many points (at most 2^32 - 1)");
   double h = std::max(r * 0.5 * (1.0 + 0x1p-8), maxabs * 0x1p-40);
   if (!(h > 0)) h = 1;
   const double inv = 1.0 / h;
@@ -1078,10 +1116,12 @@ std::vector<std::uint64_t> half_stencil_pairs(const T* p, std::size_t n, double 
   };
   std::vector<K> key(n);
   for (std::size_t i = 0; i < n; ++i)
-    for (int a = 0; a < D; ++a) key[i][a] = static_cast<std::int64_t>(std::floor(static_cast<double>(p[i * D + a]) * inv));
+    for (int a = 0; a < D; ++a)
+      key[i][a] = static_cast<std::int64_t>(std::floor(static_cast<double>(p[i * D + a]) * inv));
   std::vector<std::uint32_t> order(n);
   for (std::size_t i = 0; i < n; ++i) order[i] = static_cast<std::uint32_t>(i);
-  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return less(key[a], key[b]) || (key[a] == key[b] && a < b); });
+  std::sort(order.begin(), order.end(),
+            [&](std::uint32_t a, std::uint32_t b) { return less(key[a], key[b]) || (key[a] == key[b] && a < b); });
   std::vector<std::array<double, D>> xyz(n);
   std::vector<K> cell;               // occupied cells, ascending
   std::vector<std::uint32_t> start;  // first sorted point of each cell, + end
@@ -1148,20 +1188,21 @@ std::vector<std::uint64_t> half_stencil_pairs(const T* p, std::size_t n, double 
 py::array query_pairs(const py::handle& points, double r, const py::object& workers_obj) {
   const unsigned workers = parse_workers(workers_obj);
   check_radius(r);
-  std::vector<std::int64_t> rows = with_points(points, py::none(), [&]<int D, class T>(const T* p, std::size_t n, const T*, std::size_t) {
-    py::gil_scoped_release nogil;
-    std::vector<std::int64_t> out;
-    if (pool_for(workers) == nullptr) return sorted_rows(half_stencil_pairs<D, T>(p, n, r), n);  // one worker
-    const csr c = neighbors_of<D, T>(p, n, r, nullptr, 0, workers);
-    out.reserve(c.indices.size());
-    for (std::size_t i = 0; i < n; ++i)
-      for (auto t = c.offsets[i]; t < c.offsets[i + 1]; ++t)  // ascending: the part above i is a suffix
-        if (c.indices[static_cast<std::size_t>(t)] > static_cast<std::int64_t>(i)) {
-          out.push_back(static_cast<std::int64_t>(i));
-          out.push_back(c.indices[static_cast<std::size_t>(t)]);
-        }
-    return out;
-  });
+  std::vector<std::int64_t> rows =
+      with_points(points, py::none(), [&]<int D, class T>(const T* p, std::size_t n, const T*, std::size_t) {
+        py::gil_scoped_release nogil;
+        std::vector<std::int64_t> out;
+        if (pool_for(workers) == nullptr) return sorted_rows(half_stencil_pairs<D, T>(p, n, r), n);  // one worker
+        const csr c = neighbors_of<D, T>(p, n, r, nullptr, 0, workers);
+        out.reserve(c.indices.size());
+        for (std::size_t i = 0; i < n; ++i)
+          for (auto t = c.offsets[i]; t < c.offsets[i + 1]; ++t)  // ascending: the part above i is a suffix
+            if (c.indices[static_cast<std::size_t>(t)] > static_cast<std::int64_t>(i)) {
+              out.push_back(static_cast<std::int64_t>(i));
+              out.push_back(c.indices[static_cast<std::size_t>(t)]);
+            }
+        return out;
+      });
   const auto m = static_cast<py::ssize_t>(rows.size() / 2);
   return to_numpy(std::move(rows), {m, 2});
 }
@@ -1194,7 +1235,8 @@ std::string class_name() {
 py::list method_classes() {
   py::list l;
   for (const std::string_view name : hhg::all_methods::names()) {
-    const std::string cls = hhg::all_methods::with<3, double>(name, [](auto id) { return class_name<typename decltype(id)::type>(); });
+    const std::string cls =
+        hhg::all_methods::with<3, double>(name, [](auto id) { return class_name<typename decltype(id)::type>(); });
     l.append(py::make_tuple(std::string(name), cls));
   }
   return l;
@@ -1216,12 +1258,16 @@ PYBIND11_MODULE(_hhg, m) {
     }  // validate()'s std::logic_error: pybind11's default, RuntimeError
   });
 
-  m.def("_method_classes", &method_classes, "(method name, class name) for every method of hhg::all_methods, default first.");
-  m.def("methods", []() {
-    py::list l;
-    for (const std::string_view n : hhg::all_methods::names()) l.append(std::string(n));
-    return l;
-  }, "Every method name hhg.pairs accepts (the registry hhg::all_methods), default first.");
+  m.def("_method_classes", &method_classes,
+        "(method name, class name) for every method of hhg::all_methods, default first.");
+  m.def(
+      "methods",
+      []() {
+        py::list l;
+        for (const std::string_view n : hhg::all_methods::names()) l.append(std::string(n));
+        return l;
+      },
+      "Every method name hhg.pairs accepts (the registry hhg::all_methods), default first.");
 
   m.def("pairs", &pairs, py::arg("boxes"), py::arg("method") = "hhg", py::arg("workers") = py::none(),
         R"(Every overlapping pair of boxes (closed overlap: touching boxes overlap).
@@ -1234,13 +1280,18 @@ Returns an (M, 2) int64 array of index pairs, i < j, sorted lexicographically.
 Raises hhg.Error (a ValueError) for NaN or min > max, ValueError for a bad shape,
 TypeError for a non-numeric dtype.)");
   m.def("_time_pairs", &time_pairs, py::arg("boxes"), py::arg("method") = "hhg", py::arg("workers") = py::none(),
-        py::arg("repeats") = 3, "Best C++ wall time (s) of the work hhg.pairs does, without Python (benchmark helper).");
-  m.def("_as_array", [](const py::handle& a, const py::object& dtype) -> py::array {
-    if (dtype_code(dtype) == 4) return as_array<float>(a, "a");
-    return as_array<double>(a, "a");
-  }, "The array the module works on (test helper: zero copy means the same memory).");
+        py::arg("repeats") = 3,
+        "Best C++ wall time (s) of the work hhg.pairs does, without Python (benchmark helper).");
+  m.def(
+      "_as_array",
+      [](const py::handle& a, const py::object& dtype) -> py::array {
+        if (dtype_code(dtype) == 4) return as_array<float>(a, "a");
+        return as_array<double>(a, "a");
+      },
+      "The array the module works on (test helper: zero copy means the same memory).");
 
-  m.def("neighbors", &neighbors, py::arg("points"), py::arg("r"), py::arg("other") = py::none(), py::arg("workers") = py::none(),
+  m.def("neighbors", &neighbors, py::arg("points"), py::arg("r"), py::arg("other") = py::none(),
+        py::arg("workers") = py::none(),
         R"(Fixed-radius neighbours as CSR lists (indices, offsets), both int64.
 
 Without `other`: for each point i of `points` ((N, 2) or (N, 3)), the other
@@ -1259,7 +1310,8 @@ i < j, sorted: the result of cKDTree(points).query_pairs(r, output_type="ndarray
 
 Structure(method, dim=3, dtype="float64", workers=None). Objects are boxes
 (min..., max...) under int64 ids; an id is (generation << 32) | slot index.)")
-      .def(py::init([](const std::string& method, int dim, const py::object& dtype, const py::object& workers, const py::kwargs& kw) {
+      .def(py::init([](const std::string& method, int dim, const py::object& dtype, const py::object& workers,
+                       const py::kwargs& kw) {
              if (method == "hhg") {
                const hhg::config c = parse_config(kw);
                return std::make_unique<py_structure>(method, dim, dtype, workers, &c);
@@ -1283,12 +1335,14 @@ Structure(method, dim=3, dtype="float64", workers=None). Objects are boxes
       .def("clear", &py_structure::clear, "Removes every object.")
       .def("update", &py_structure::update, "Finishes the update phase (detection calls it when needed).")
       .def("validate", &py_structure::validate, "Checks every invariant; RuntimeError on a violation.")
-      .def("stats", &py_structure::stats, "Statistics as a dict (objects, bytes, box_tests of the last detection, ...).")
+      .def("stats", &py_structure::stats,
+           "Statistics as a dict (objects, bytes, box_tests of the last detection, ...).")
       .def("__len__", &py_structure::size)
       .def("__contains__", &py_structure::contains, py::arg("id"))
       .def("__repr__", &py_structure::repr);
 
-  py::class_<py_hash_grids, py_structure>(m, "HashGrids", R"(The hierarchical hash grid (hhg::hash_grids) with batched queries.
+  py::class_<py_hash_grids, py_structure>(m, "HashGrids",
+                                          R"(The hierarchical hash grid (hhg::hash_grids) with batched queries.
 
 HashGrids(dim=3, dtype="float64", workers=None, **config): config keywords are the
 fields of hhg::config: hierarchy_factor, initial_cells (int or 2-3 ints),
@@ -1302,15 +1356,17 @@ Query results with a variable length are CSR: (indices, offsets), len(offsets) =
            }),
            py::arg("dim") = 3, py::arg("dtype") = "float64", py::arg("workers") = py::none())
       .def_property_readonly("config", &py_hash_grids::settings, "The configuration as a dict.")
-      .def("overlapping", &py_hash_grids::overlapping, py::arg("query_boxes"),
-           "Ids of the objects overlapping each (Q, 2*dim) query box (closed), CSR (ids, offsets), unordered per query.")
+      .def(
+          "overlapping", &py_hash_grids::overlapping, py::arg("query_boxes"),
+          "Ids of the objects overlapping each (Q, 2*dim) query box (closed), CSR (ids, offsets), unordered per query.")
       .def("containing", &py_hash_grids::containing, py::arg("points"),
            "Ids of the objects containing each (Q, dim) point (closed), CSR (ids, offsets).")
       .def("in_sphere", &py_hash_grids::in_sphere, py::arg("centres"), py::arg("radii"),
            "Ids of the objects meeting each closed sphere, CSR (ids, offsets); radii a number or (Q,).")
       .def("ray_hits", &py_hash_grids::ray_hits, py::arg("origins"), py::arg("directions"),
            py::arg("max_t") = std::numeric_limits<double>::infinity(),
-           "Objects each ray origin + t*direction (0 <= t <= max_t) enters: (ids, t, offsets), per ray by entry t, ties by slot.")
+           "Objects each ray origin + t*direction (0 <= t <= max_t) enters: (ids, t, offsets), per ray by entry t, "
+           "ties by slot.")
       .def("first_ray_hit", &py_hash_grids::first_ray_hit, py::arg("origins"), py::arg("directions"),
            py::arg("max_t") = std::numeric_limits<double>::infinity(),
            "The first object each ray enters: (ids (Q,), t (Q,)), -1 and inf where none.")

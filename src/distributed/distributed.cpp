@@ -80,8 +80,8 @@ struct distributed_state {
   // Staged moves of committed objects (the common case), applied as one batch.
   std::vector<handle> move_h;
   std::vector<box_type> move_b;
-  std::vector<std::uint32_t> move_slot;              // handle.index -> 1 + index in move_b, 0: none
-  std::vector<std::uint32_t> stamp;                  // handle.index -> last exchange seen
+  std::vector<std::uint32_t> move_slot;  // handle.index -> 1 + index in move_b, 0: none
+  std::vector<std::uint32_t> stamp;      // handle.index -> last exchange seen
   std::uint32_t exchange = 0;
 
   std::unordered_map<std::uint64_t, staged_op> staged;
@@ -269,9 +269,9 @@ struct distributed_state {
     }
     if (all > INT_MAX) throw error(errc::capacity, "hhg::distributed_hash_grids: bisection sample too large");
     std::vector<sample> pts(static_cast<std::size_t>(all) / sizeof(sample));
-    check_mpi(MPI_Allgatherv(mine.data(), mine_bytes, MPI_BYTE, pts.data(), counts.data(), displs.data(), MPI_BYTE,
-                             comm),
-              "Allgatherv");
+    check_mpi(
+        MPI_Allgatherv(mine.data(), mine_bytes, MPI_BYTE, pts.data(), counts.data(), displs.data(), MPI_BYTE, comm),
+        "Allgatherv");
     st.bytes_sent += static_cast<std::uint64_t>(mine_bytes) * static_cast<std::uint64_t>(size - 1);
     tree.clear();
     build(pts, 0, pts.size(), 0, size);
@@ -518,8 +518,7 @@ struct distributed_state {
       case ownership_rule::min_of_mins:
         for (int i = 0; i < D; ++i) p[i] = std::min(x.min[i], y.min[i]);
         return locate(p) == rank;
-      case ownership_rule::owner_of_first:
-        return state[a.index] == owned_slot;
+      case ownership_rule::owner_of_first: return state[a.index] == owned_slot;
     }
     return false;
   }

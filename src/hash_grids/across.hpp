@@ -14,21 +14,22 @@ namespace detail {
 template <int D, class T>
 struct across_walk : grid_types<D, T> {
   using base = grid_types<D, T>;
-  using typename base::entry;
-  using typename base::query;
-  using typename base::grid;
-  using typename base::occupied_cell;
-  using base::kLocalBits;
-  using base::kLocalMask;
   using base::axis_term;
   using base::cell_of;
-  using base::reach_of;
   using base::code_bits;
+  using base::kLocalBits;
+  using base::kLocalMask;
+  using base::reach_of;
+  using typename base::entry;
+  using typename base::grid;
+  using typename base::occupied_cell;
+  using typename base::query;
   using W = detect_worker<D, T>;
 
   struct pair_job {
     std::uint32_t fine = 0, coarse = 0;  // grid ids
-    std::vector<std::uint64_t> keys, tmp;  // (cell in the coarser grid, entry of the finer one); tmp: sort scratch, then beyond masks
+    std::vector<std::uint64_t> keys,
+        tmp;  // (cell in the coarser grid, entry of the finer one); tmp: sort scratch, then beyond masks
     std::size_t bytes() const { return capacity_bytes(keys) + capacity_bytes(tmp); }
   };
 
@@ -78,7 +79,9 @@ struct across_walk : grid_types<D, T> {
     std::array<std::uint32_t, D> am{};  // the code bits of each axis
     for (int i = 0; i < D; ++i) am[i] = axis_term(h, i, h.mask[i]);
     const std::size_t n = k1;  // (a group is cut at the chunk's end: the next chunk takes the rest)
-    std::uint64_t* beyond = job.tmp.data();  // the beyond masks, by position in across (the sort's scratch is free; chunks write disjoint ranges)
+    std::uint64_t* beyond =
+        job.tmp
+            .data();  // the beyond masks, by position in across (the sort's scratch is free; chunks write disjoint ranges)
     for (std::size_t k = k0; k < n;) {
       const std::uint32_t base = static_cast<std::uint32_t>(across[k] >> 32);
       std::size_t end = k + 1;
@@ -97,7 +100,8 @@ struct across_walk : grid_types<D, T> {
       }
       constexpr std::uint32_t kMaxCells = D == 3 ? 27 : 9;
       std::array<std::uint32_t, kMaxCells> first, counts, need;
-      std::array<std::uint32_t, kSubsets + 1> cell_start{};  // the cells of segment v: [cell_start[v], cell_start[v + 1])
+      std::array<std::uint32_t, kSubsets + 1>
+          cell_start{};  // the cells of segment v: [cell_start[v], cell_start[v + 1])
       std::uint32_t cells = 0, total = 0, visited = 0;
       for (std::uint32_t v = 0; v < kSubsets; ++v) {  // v: the axes at b + 1
         cell_start[v] = cells;
@@ -128,7 +132,8 @@ struct across_walk : grid_types<D, T> {
           const entry* src = hpool + first[cell];
           const std::uint32_t nd = need[cell];
           for (std::uint32_t j = 0; j < counts[cell]; ++j)
-            if (qa.hits(src[j]) && (src[j].reach() & nd) == nd) [[unlikely]] sink(a.user_handle(), src[j].user_handle());
+            if (qa.hits(src[j]) && (src[j].reach() & nd) == nd) [[unlikely]]
+              sink(a.user_handle(), src[j].user_handle());
         }
         k = end;
         continue;
@@ -162,7 +167,8 @@ struct across_walk : grid_types<D, T> {
           const std::uint32_t lo = start[v], hi = start[v + 1];
           w.box_tests += hi - lo;
           for (std::uint32_t t = lo; t < hi; ++t)
-            if (qa.hits(cs[t])) [[unlikely]] sink(a.user_handle(), cs[t].user_handle());
+            if (qa.hits(cs[t])) [[unlikely]]
+              sink(a.user_handle(), cs[t].user_handle());
         }
       }
       k = end;

@@ -20,10 +20,10 @@
 #include "../big_allocator.hpp"
 #include "hhg/config.hpp"
 #include "hhg/detail/checks.hpp"
-#include "hhg/handle.hpp"
-#include "hhg/hash_grids.hpp"
 #include "hhg/detail/tuning.hpp"
 #include "hhg/executor.hpp"
+#include "hhg/handle.hpp"
+#include "hhg/hash_grids.hpp"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -47,8 +47,8 @@ constexpr std::uint32_t class_capacity(int k) {
   if (k % 2 == 1) return 1u << ((k + 1) / 2);
   return 3u << ((k - 2) / 2);
 }
-static_assert(class_capacity(1) == 2 && class_capacity(2) == 3 && class_capacity(3) == 4 &&
-                  class_capacity(4) == 6 && class_capacity(5) == 8 && class_capacity(6) == 12,
+static_assert(class_capacity(1) == 2 && class_capacity(2) == 3 && class_capacity(3) == 4 && class_capacity(4) == 6 &&
+                  class_capacity(5) == 8 && class_capacity(6) == 12,
               "block classes grow by factors 1.33..1.5");
 static_assert(class_capacity(kClasses - 1) >= (1u << 26), "the largest block holds a crowded cell");
 

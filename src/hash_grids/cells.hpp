@@ -106,7 +106,8 @@ struct grid_types {
         const auto m = static_cast<std::size_t>(_mm_movemask_pd(r));  // 3: a hit
         return ((m + 1) << 2) & 16;
       } else if constexpr (D == 2) {
-        const auto m = static_cast<std::size_t>(_mm_movemask_ps(_mm_cmple_ps(_mm_loadu_ps(b.p.data()), _mm_load_ps(q.data()))));
+        const auto m =
+            static_cast<std::size_t>(_mm_movemask_ps(_mm_cmple_ps(_mm_loadu_ps(b.p.data()), _mm_load_ps(q.data()))));
         return (m + 1) & 16;  // 15: a hit
       } else {
         const __m128 r0 = _mm_cmple_ps(_mm_loadu_ps(b.p.data()), _mm_loadu_ps(q.data()));
@@ -252,7 +253,8 @@ struct grid_types {
     std::uint32_t r = 0, shift = 0;
     for (int i = 0; i < D; ++i) {
       const std::uint32_t lo = (code >> shift) & g.mask[i];
-      const std::uint32_t hi = static_cast<std::uint32_t>(floor_to_int(static_cast<double>(b.max[i]) * g.inv)) & g.mask[i];
+      const std::uint32_t hi =
+          static_cast<std::uint32_t>(floor_to_int(static_cast<double>(b.max[i]) * g.inv)) & g.mask[i];
       r |= static_cast<std::uint32_t>(hi != lo) << i;
       shift += g.bits[i];
     }
@@ -262,8 +264,8 @@ struct grid_types {
   static std::uint32_t reach_of(const grid& g, const box_t& b) {
     std::uint32_t r = 0;
     for (int i = 0; i < D; ++i) {
-      const bool out = floor_to_int(static_cast<double>(b.max[i]) * g.inv) !=
-                       floor_to_int(static_cast<double>(b.min[i]) * g.inv);
+      const bool out =
+          floor_to_int(static_cast<double>(b.max[i]) * g.inv) != floor_to_int(static_cast<double>(b.min[i]) * g.inv);
       r |= static_cast<std::uint32_t>(out) << i;
     }
     return r;

@@ -125,7 +125,8 @@ struct detection_scratch {
           chunks.push_back({kind::displaced, jj, c, std::min(gj.displaced.size(), c + per)});
       } else {
         ++s.paths.walk_unordered;
-        for (std::size_t c = 0; c < gj.cv.size; c += per) chunks.push_back({kind::unordered, jj, c, std::min(gj.cv.size, c + per)});
+        for (std::size_t c = 0; c < gj.cv.size; c += per)
+          chunks.push_back({kind::unordered, jj, c, std::min(gj.cv.size, c + per)});
       }
     }
     const std::size_t per_obj = std::max<std::size_t>(tu.chunk_objects, 1);
@@ -179,8 +180,7 @@ struct detection_scratch {
     const chunk& c = chunks[ci];
     const std::uint32_t flat = std::min<std::uint32_t>(s.tune.flat_cell, GW::kFlat);
     switch (c.k) {
-      case kind::loose:
-        return loose(s, w, sink);
+      case kind::loose: return loose(s, w, sink);
       case kind::ordered: {
         const auto& j = gjobs[c.job];
         return GW::ordered(s.grids[j.id], j, c.begin, c.end, flat, w, sink);
@@ -267,7 +267,8 @@ struct detection_scratch {
       for (std::size_t c = 0; c < chunks.size(); ++c) offsets[c + 1] = offsets[c] + bufs[c].size();
       out.resize(offsets.back());
       s.run_chunks(chunks.size(), [&](std::size_t c) {
-        if (!bufs[c].empty()) std::memcpy(out.data() + offsets[c], bufs[c].data(), bufs[c].size() * sizeof(handle_pair));
+        if (!bufs[c].empty())
+          std::memcpy(out.data() + offsets[c], bufs[c].data(), bufs[c].size() * sizeof(handle_pair));
       });
     }
     s.pairs = out.size();

@@ -34,7 +34,8 @@ struct alignas(64) detect_worker {  // (own cache lines: workers count every tes
     box_tests += n;
     const query qa(a);
     for (std::uint32_t j = 0; j < n; ++j) {
-      if (qa.hits(first[j])) [[unlikely]] sink(a.user_handle(), first[j].user_handle());
+      if (qa.hits(first[j])) [[unlikely]]
+        sink(a.user_handle(), first[j].user_handle());
     }
   }
 

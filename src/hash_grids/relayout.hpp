@@ -231,7 +231,7 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
   // ---- pass 1: grid and cell of every moved object (nothing changes) ----
   pending.assign((slots.size() + 63) / 64, 0);  // the slots the batch moves
   if (ngrids > 1) bulk_tmp.resize(n);
-  std::vector<std::uint32_t> counts(nchunks * ngrids, 0);  // per chunk and grid: its moved objects that go there
+  std::vector<std::uint32_t> counts(nchunks * ngrids, 0);      // per chunk and grid: its moved objects that go there
   std::vector<std::uint32_t> moved_from(nchunks * ngrids, 0);  // per chunk and grid: its moved objects that were there
   std::vector<std::size_t> changed_in(nchunks, 0);
   std::vector<char> failed(nchunks, 0), slot_order(nchunks, 1);
@@ -283,8 +283,10 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
       changed += fresh || gid != place || code != sl.cell;
       ++cnt[gid];
       if (!fresh) ++from[place];
-      if (one_grid) direct[i] = {code, static_cast<std::uint32_t>(i)};
-      else key1[i] = {code, gid};
+      if (one_grid)
+        direct[i] = {code, static_cast<std::uint32_t>(i)};
+      else
+        key1[i] = {code, gid};
     }
     changed_in[c] = changed;
     slot_order[c] = in_order;
@@ -331,12 +333,13 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
           bulk_keys[id][w++] = {oc.cell, static_cast<std::uint32_t>(n + oc.block + j)};
       }
   }
-  if (!one_grid) run_chunks(nchunks, [&](std::size_t c) {
-    const std::size_t lo = c * chunk, hi = std::min(n, lo + chunk);
-    std::array<bulk_key*, kMaxGrids> to;  // (only the first ngrids are used)
-    for (std::size_t id = 0; id < ngrids; ++id) to[id] = bulk_keys[id].data() + off[c * ngrids + id];
-    for (std::size_t i = lo; i < hi; ++i) *to[key1[i].src]++ = {key1[i].code, static_cast<std::uint32_t>(i)};
-  });
+  if (!one_grid)
+    run_chunks(nchunks, [&](std::size_t c) {
+      const std::size_t lo = c * chunk, hi = std::min(n, lo + chunk);
+      std::array<bulk_key*, kMaxGrids> to;  // (only the first ngrids are used)
+      for (std::size_t id = 0; id < ngrids; ++id) to[id] = bulk_keys[id].data() + off[c * ngrids + id];
+      for (std::size_t i = lo; i < hi; ++i) *to[key1[i].src]++ = {key1[i].code, static_cast<std::uint32_t>(i)};
+    });
   struct plan {  // one grid's new storage and the cuts of its key list
     std::size_t pool_size = 0, cells = 0, bricks = 0;
     bool reuse = false;
@@ -415,7 +418,8 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
         const auto here = static_cast<std::uint32_t>(e - k);
         const int klass = std::max(base_class, class_for(here));
         const std::uint32_t block = w;
-        if (k == 0 || (code >> kLocalBits) != (keys[k - 1].code >> kLocalBits)) g.dir[code >> kLocalBits] = static_cast<std::uint32_t>(++brick);
+        if (k == 0 || (code >> kLocalBits) != (keys[k - 1].code >> kLocalBits))
+          g.dir[code >> kLocalBits] = static_cast<std::uint32_t>(++brick);
         for (; k < e; ++k, ++w) {
           // the handles, boxes and slots are scattered: fetched 16-32 objects ahead
           if (!in_slot_order && k + 32 < m && keys[k + 32].src < n) __builtin_prefetch(&hs[keys[k + 32].src]);

@@ -15,6 +15,7 @@
 #include <span>
 
 #include "hash_grids/cells.hpp"
+#include "hash_grids/parallel.hpp"
 
 namespace hhg {
 namespace detail {
@@ -32,36 +33,36 @@ struct not_copied : X {
 template <int D, class T>
 struct hash_grids_state : grid_types<D, T> {
   using base = grid_types<D, T>;
-  using typename base::box_t;
-  using typename base::entry;
-  using typename base::query;
-  using typename base::slot;
-  using typename base::occupied_cell;
-  using typename base::grid;
-  using typename base::layout;
-  using typename base::cell_view;
-  using base::kLocalBits;
-  using base::kBrickCells;
-  using base::kLocalMask;
-  using base::q;
-  using base::sentinel;
-  using base::effective_size;
-  using base::coord;
-  using base::encode;
   using base::axis_term;
-  using base::cell_of;
   using base::cell_and_reach;
+  using base::cell_of;
+  using base::code_bits;
+  using base::coord;
+  using base::effective_size;
+  using base::encode;
+  using base::fits;
+  using base::install;
+  using base::kBrickCells;
+  using base::kLocalBits;
+  using base::kLocalMask;
+  using base::lookup;
+  using base::q;
   using base::reach_in;
   using base::reach_of;
-  using base::subsets_of;
-  using base::lookup;
-  using base::fits;
-  using base::code_bits;
-  using base::install;
+  using base::sentinel;
   using base::sort_cells;
+  using base::subsets_of;
+  using typename base::box_t;
+  using typename base::cell_view;
+  using typename base::entry;
+  using typename base::grid;
+  using typename base::layout;
+  using typename base::occupied_cell;
+  using typename base::query;
+  using typename base::slot;
 
   config cfg;
-  executor* exec = nullptr;  // not owned; nullptr: serial
+  executor* exec = nullptr;           // not owned; nullptr: serial
   std::vector<grid> grids;            // by id
   std::vector<std::uint32_t> levels;  // grid ids, ascending cell size
   std::vector<entry> list;
@@ -72,9 +73,9 @@ struct hash_grids_state : grid_types<D, T> {
   bool active = false;
   bool rebuild_pending = false;
   int base_class = 0;
-  bool in_detection = false;      // a detection is running (its callback must not change the structure)
-  tuning tune;           // thresholds (tests may change them)
-  path_counters paths;   // how often each path ran
+  bool in_detection = false;  // a detection is running (its callback must not change the structure)
+  tuning tune;                // thresholds (tests may change them)
+  path_counters paths;        // how often each path ran
   std::uint64_t box_tests = 0, cells_visited = 0, pairs = 0;  // of the last detection
 
   // Scratch of the batch moves (not copied with the structure; given back
@@ -95,7 +96,7 @@ struct hash_grids_state : grid_types<D, T> {
   not_copied<std::vector<regrid_move>> regrid;
   not_copied<std::vector<big_vector<bulk_key>>> bulk_keys;  // per grid id
   not_copied<big_vector<bulk_key>> bulk_tmp;
-  not_copied<std::vector<entry>> tmp;  // rebuild
+  not_copied<std::vector<entry>> tmp;                       // rebuild
   std::size_t last_batch_changed = 0, last_batch_size = 0;  // bulk move: objects that changed cell, moves
 
   explicit hash_grids_state(const config& c) : cfg(c), base_class(class_for(c.cell_capacity)) {}
@@ -116,8 +117,9 @@ struct hash_grids_state : grid_types<D, T> {
 
   std::uint32_t new_grid(double cell_size, double lower, std::size_t level_pos) {
     if (grids.size() >= kMaxGrids)
-      throw error(errc::capacity, "hhg: more than 250 grid levels needed (sizes span too many decades "
-                                  "for this hierarchy factor)");
+      throw error(errc::capacity,
+                  "hhg: more than 250 grid levels needed (sizes span too many decades "
+                  "for this hierarchy factor)");
     // Everything that can fail first (out of memory leaves no half-made grid).
     grid g;
     init_grid(g, cell_size, lower);
@@ -247,7 +249,8 @@ struct hash_grids_state : grid_types<D, T> {
     n.add_give(static_cast<int>(oc.klass));  // the cell's block, emptied or relocated
     if (oc.count == 1) {
       n.free_brick = true;
-    } else if (static_cast<int>(oc.klass) > base_class && 2 * (oc.count - 1) <= class_capacity(static_cast<int>(oc.klass))) {
+    } else if (static_cast<int>(oc.klass) > base_class &&
+               2 * (oc.count - 1) <= class_capacity(static_cast<int>(oc.klass))) {
       n.add_take(std::max(base_class, class_for(oc.count - 1)));
     }
   }
@@ -259,7 +262,8 @@ struct hash_grids_state : grid_types<D, T> {
       n.add_take(base_class);
     } else {
       const occupied_cell& oc = g.occupied[r - 1];
-      if (oc.count == class_capacity(static_cast<int>(oc.klass)) && oc.klass + 1 < static_cast<std::uint32_t>(kClasses)) {
+      if (oc.count == class_capacity(static_cast<int>(oc.klass)) &&
+          oc.klass + 1 < static_cast<std::uint32_t>(kClasses)) {
         n.add_take(static_cast<int>(oc.klass) + 1);
         n.add_give(static_cast<int>(oc.klass));
       }
@@ -366,8 +370,7 @@ struct hash_grids_state : grid_types<D, T> {
         cell_ref(g, g.occupied[oi].cell) = oi + 1;
       }
       g.occupied.pop_back();
-    } else if (static_cast<int>(oc.klass) > base_class &&
-               2 * oc.count <= class_capacity(static_cast<int>(oc.klass))) {
+    } else if (static_cast<int>(oc.klass) > base_class && 2 * oc.count <= class_capacity(static_cast<int>(oc.klass))) {
       relocate(g, oc, std::max(base_class, class_for(oc.count)));  // at most half full: best fit
     }
   }
@@ -480,26 +483,18 @@ struct hash_grids_state : grid_types<D, T> {
   void unplace(std::uint32_t index) {
     const slot s = slots[index];
     switch (s.place()) {
-      case kPlaceList:
-        erase_list(list, s.at);
-        break;
-      case kPlaceApart:
-        erase_list(apart, s.at);
-        break;
-      default:
-        remove_from_grid(s.place(), s.cell, s.at);
+      case kPlaceList: erase_list(list, s.at); break;
+      case kPlaceApart: erase_list(apart, s.at); break;
+      default: remove_from_grid(s.place(), s.cell, s.at);
     }
   }
 
   entry& find(std::uint32_t index) {
     const slot& s = slots[index];
     switch (s.place()) {
-      case kPlaceList:
-        return list[s.at];
-      case kPlaceApart:
-        return apart[s.at];
-      default:
-        return grids[s.place()].pool[s.at];
+      case kPlaceList: return list[s.at];
+      case kPlaceApart: return apart[s.at];
+      default: return grids[s.place()].pool[s.at];
     }
   }
 
@@ -587,9 +582,8 @@ struct hash_grids_state : grid_types<D, T> {
 
   // ---- accounting ------------------------------------------------------------------
   std::size_t grid_bytes(const grid& g) const {
-    std::size_t b = sizeof(grid) + capacity_bytes(g.dir) + capacity_bytes(g.bricks) +
-                    capacity_bytes(g.brick_fill) + capacity_bytes(g.free_bricks) +
-                    capacity_bytes(g.occupied) + capacity_bytes(g.pool);
+    std::size_t b = sizeof(grid) + capacity_bytes(g.dir) + capacity_bytes(g.bricks) + capacity_bytes(g.brick_fill) +
+                    capacity_bytes(g.free_bricks) + capacity_bytes(g.occupied) + capacity_bytes(g.pool);
     for (const auto& fl : g.free_blocks) b += capacity_bytes(fl);
     return b;
   }
@@ -609,66 +603,14 @@ struct hash_grids_state : grid_types<D, T> {
       out.insert(out.end(), g.pool.begin() + oc.block, g.pool.begin() + oc.block + oc.count);
   }
 
-  // ---- chunks of work on the executor ----------------------------------------------
-  // Runs fn(c) for every chunk c in [0, chunks): on the executor when it has
-  // more than one worker, else here, in order. Chunks never share output.
+  // ---- chunks of work on the executor (parallel.hpp) -------------------------------
   template <class F>
   void run_chunks(std::size_t chunks, F&& fn) {
-    if (exec != nullptr && exec->workers() > 1 && chunks > 1) {
-      exec->parallel_for(chunks, 1, [&](std::size_t b, std::size_t e, unsigned) {
-        for (std::size_t c = b; c < e; ++c) fn(c);
-      });
-    } else {
-      for (std::size_t c = 0; c < chunks; ++c) fn(c);
-    }
+    detail::run_chunks(exec, chunks, fn);
   }
-
-  // Stable LSD radix sort of v by key(x) (the low `bits` bits count), tmp
-  // scratch. With more than one worker and at least 4 chunks of
-  // tune.chunk_moves items, each pass counts per chunk, sums the counts in
-  // (digit, chunk) order and scatters per chunk: the same result as the
-  // serial sort, which runs otherwise.
   template <class V, class W, class Key>
   void parallel_radix_sort(V& v, W& scratch, std::uint32_t bits, Key key) {
-    const std::size_t n = v.size(), chunk = std::max<std::size_t>(tune.chunk_moves, 1);
-    bits = std::min(bits, 32u);
-    if (exec == nullptr || exec->workers() < 2 || n < 4 * chunk) {
-      if (bits <= 24) radix_sort<12>(v, scratch, bits, key);
-      else radix_sort(v, scratch, bits, key);
-      return;
-    }
-    const std::uint32_t digit = bits <= 24 ? 12 : 11, radix = 1u << digit, mask = radix - 1;
-    const std::uint32_t digits = (bits + digit - 1) / digit;
-    const std::size_t nchunks = (n + chunk - 1) / chunk;
-    std::vector<std::uint32_t> hist(nchunks * radix), starts(radix);
-    scratch.resize(n);
-    for (std::uint32_t d = 0; d < digits; ++d) {
-      const std::uint32_t shift = d * digit;
-      run_chunks(nchunks, [&](std::size_t c) {
-        std::uint32_t* h = hist.data() + c * radix;
-        std::fill_n(h, radix, 0u);
-        for (std::size_t i = c * chunk, e = std::min(n, i + chunk); i < e; ++i) ++h[(key(v[i]) >> shift) & mask];
-      });
-      // where each (digit, chunk) starts: digit totals first, then each
-      // chunk's row in turn (rows are read in order, not down the columns)
-      std::fill(starts.begin(), starts.end(), 0u);
-      for (std::size_t c = 0; c < nchunks; ++c)
-        for (std::uint32_t r = 0; r < radix; ++r) starts[r] += hist[c * radix + r];
-      bool one_value = false;
-      std::uint32_t sum = 0;
-      for (std::uint32_t r = 0; r < radix; ++r) {
-        one_value |= starts[r] == n;
-        sum += std::exchange(starts[r], sum);
-      }
-      if (one_value) continue;  // every key has this digit: nothing moves
-      for (std::size_t c = 0; c < nchunks; ++c)
-        for (std::uint32_t r = 0; r < radix; ++r) starts[r] += std::exchange(hist[c * radix + r], starts[r]);
-      run_chunks(nchunks, [&](std::size_t c) {
-        std::uint32_t* h = hist.data() + c * radix;
-        for (std::size_t i = c * chunk, e = std::min(n, i + chunk); i < e; ++i) scratch[h[(key(v[i]) >> shift) & mask]++] = v[i];
-      });
-      v.swap(scratch);
-    }
+    detail::parallel_radix_sort(exec, tune.chunk_moves, v, scratch, bits, key);
   }
 
   // ---- growth and relayout (relayout.hpp) -------------------------------------------

@@ -2,7 +2,6 @@
 // (hash_grids::validate; tests and debug builds). Read-only.
 #include "hash_grids/state.hpp"
 
-
 namespace hhg {
 namespace detail {
 
@@ -99,11 +98,13 @@ void hash_grids_state<D, T>::validate() const {
         if (by_code[k]->block <= by_code[k - 1]->block) broken("an ordered pool is out of code order");
       std::vector<std::uint8_t> live(g.ordered_end, 0);
       for (const occupied_cell* oc : by_code) {
-        if (oc->block + class_capacity(static_cast<int>(oc->klass)) > g.ordered_end) broken("a block straddles the end of the ordered part");
+        if (oc->block + class_capacity(static_cast<int>(oc->klass)) > g.ordered_end)
+          broken("a block straddles the end of the ordered part");
         std::fill_n(live.begin() + oc->block, oc->count, 1);
       }
       for (std::size_t k = 0; k < live.size(); ++k)
-        if (!live[k] && !std::all_of(g.pool[k].p.begin(), g.pool[k].p.end(), [](T v) { return v == std::numeric_limits<T>::infinity(); }))
+        if (!live[k] && !std::all_of(g.pool[k].p.begin(), g.pool[k].p.end(),
+                                     [](T v) { return v == std::numeric_limits<T>::infinity(); }))
           broken("an ordered pool holds a stale entry outside the blocks");
     }
     grid_objects += objs;

@@ -20,20 +20,20 @@ namespace detail {
 template <int D, class T>
 struct grid_walks : grid_types<D, T> {
   using base = grid_types<D, T>;
-  using typename base::entry;
-  using typename base::query;
-  using typename base::grid;
-  using typename base::occupied_cell;
-  using typename base::cell_view;
+  using base::axis_term;
   using base::kLocalBits;
   using base::kLocalMask;
-  using base::axis_term;
   using base::lookup;
   using base::subsets_of;
+  using typename base::cell_view;
+  using typename base::entry;
+  using typename base::grid;
+  using typename base::occupied_cell;
+  using typename base::query;
   using W = detect_worker<D, T>;
   static constexpr std::uint32_t kFlat = 4;  // the largest flat cell (test_cell is unrolled up to it)
 
-// block of its first cell to the block of the next cell in code order
+  // block of its first cell to the block of the next cell in code order
   // (the gaps hold sentinels). Each occupied row gets, over the x between
   // its first and last cell, the pool position of its first cell at x or
   // beyond (row_pos): a window is two reads, no search, no branch. A row
@@ -44,22 +44,22 @@ struct grid_walks : grid_types<D, T> {
   // detect_unordered), and each object of the cell is tested against what
   // follows it in one loop.
   struct row_info {
-    std::uint32_t code;       // the cell code of x = 0 in the row
+    std::uint32_t code;        // the cell code of x = 0 in the row
     std::uint32_t first, end;  // its cells in sorted order: [first, end)
     std::uint32_t xmin, xmax;  // the x of its first and last cell
-    std::uint32_t pos;        // row_pos offset (npos: searched)
+    std::uint32_t pos;         // row_pos offset (npos: searched)
   };
 
   // One live grid's walk, prepared once per detection (detection.hpp).
   struct grid_job {
     std::uint32_t id = 0;
-    bool ordered = false;                 // the ordered walk (and displaced cells apart), else the unordered one
-    cell_view cv{};                       // the cells of the ordered or unordered walk, in code order
+    bool ordered = false;  // the ordered walk (and displaced cells apart), else the unordered one
+    cell_view cv{};        // the cells of the ordered or unordered walk, in code order
     std::vector<std::uint32_t> order, order_tmp;  // cv's order when the occupied list is not sorted
-    std::vector<std::uint32_t> kept;      // ordered grids with displaced cells: the others, in code order
-    std::vector<std::uint32_t> displaced; // the displaced cells (occupied indices)
-    std::vector<row_info> rows;           // ordered walk: the occupied rows
-    std::vector<std::uint32_t> row_pos;   // ordered walk: per row and x, a pool position
+    std::vector<std::uint32_t> kept;              // ordered grids with displaced cells: the others, in code order
+    std::vector<std::uint32_t> displaced;         // the displaced cells (occupied indices)
+    std::vector<row_info> rows;                   // ordered walk: the occupied rows
+    std::vector<std::uint32_t> row_pos;           // ordered walk: per row and x, a pool position
     std::size_t bytes() const {
       return capacity_bytes(order) + capacity_bytes(order_tmp) + capacity_bytes(kept) + capacity_bytes(displaced) +
              capacity_bytes(rows) + capacity_bytes(row_pos);
@@ -84,7 +84,9 @@ struct grid_walks : grid_types<D, T> {
       const std::uint32_t row = cv.code(k) & ~mx;
       std::size_t e = k + 1;
       while (e < cells && (cv.code(e) & ~mx) == row) ++e;
-      row_info r{row, static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(e), cv.code(k) & mx, cv.code(e - 1) & mx, npos};
+      row_info r{
+          row, static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(e), cv.code(k) & mx, cv.code(e - 1) & mx,
+          npos};
       if (r.xmax - r.xmin <= 4 * (e - k) + 16) {
         r.pos = static_cast<std::uint32_t>(row_pos.size());
         std::size_t c = k;
@@ -99,7 +101,8 @@ struct grid_walks : grid_types<D, T> {
   }
 
   template <class Sink>
-  static void ordered(const grid& g, const grid_job& job, std::size_t r0, std::size_t r1, std::uint32_t flat, W& w, Sink& sink) {
+  static void ordered(const grid& g, const grid_job& job, std::size_t r0, std::size_t r1, std::uint32_t flat, W& w,
+                      Sink& sink) {
     const entry* pool = g.pool.data();
     const cell_view& cv = job.cv;
     const std::size_t cells = cv.size;
@@ -131,24 +134,30 @@ struct grid_walks : grid_types<D, T> {
         step *= 2;
       }
       if (hi > nrows) hi = nrows;
-      return static_cast<std::size_t>(
-          std::partition_point(rows.begin() + static_cast<std::ptrdiff_t>(lo), rows.begin() + static_cast<std::ptrdiff_t>(hi),
-                               [&](const row_info& r) { return r.code < key; }) -
-          rows.begin());
+      return static_cast<std::size_t>(std::partition_point(rows.begin() + static_cast<std::ptrdiff_t>(lo),
+                                                           rows.begin() + static_cast<std::ptrdiff_t>(hi),
+                                                           [&](const row_info& r) { return r.code < key; }) -
+                                      rows.begin());
     };
     constexpr std::uint32_t X = 1, Y = 2, Z = 4;
     constexpr int kRows = D == 3 ? 4 : 1;
     constexpr std::array<int, kRows> dy = [] {
-      if constexpr (D == 3) return std::array<int, kRows>{1, -1, 0, 1};
-      else return std::array<int, kRows>{1};
+      if constexpr (D == 3)
+        return std::array<int, kRows>{1, -1, 0, 1};
+      else
+        return std::array<int, kRows>{1};
     }();
     constexpr std::array<int, kRows> dz = [] {
-      if constexpr (D == 3) return std::array<int, kRows>{0, 1, 1, 1};
-      else return std::array<int, kRows>{0};
+      if constexpr (D == 3)
+        return std::array<int, kRows>{0, 1, 1, 1};
+      else
+        return std::array<int, kRows>{0};
     }();
     constexpr std::array<std::uint32_t, kRows> row_need = [] {
-      if constexpr (D == 3) return std::array<std::uint32_t, kRows>{Y, Z, Z, Y | Z};
-      else return std::array<std::uint32_t, kRows>{Y};
+      if constexpr (D == 3)
+        return std::array<std::uint32_t, kRows>{Y, Z, Z, Y | Z};
+      else
+        return std::array<std::uint32_t, kRows>{Y};
     }();
     std::array<std::size_t, kRows> hint{};
     std::array<const row_info*, kRows> nb{};
@@ -180,8 +189,10 @@ struct grid_walks : grid_types<D, T> {
         };
         std::array<span, 1 + 4 * kRows> sp;
         std::size_t ns = 0;
-        if (x != mx) sp[ns++] = {pos(R, x + 1), pos(R, x + 2), X};
-        else sp[ns++] = {pos(R, 0), pos(R, 1), X};  // x + 1 wraps to 0
+        if (x != mx)
+          sp[ns++] = {pos(R, x + 1), pos(R, x + 2), X};
+        else
+          sp[ns++] = {pos(R, 0), pos(R, 1), X};  // x + 1 wraps to 0
         for (int t = 0; t < kRows; ++t) {
           const row_info& N = *nb[t];
           const std::uint32_t lo = pos(N, x - 1), mid = pos(N, x + 1), hi = pos(N, x + 2);
@@ -191,7 +202,8 @@ struct grid_walks : grid_types<D, T> {
           } else {  // one stretch: to x + 1 when some object reaches it
             sp[ns++] = {lo, (own >> (row_need[t] | X)) & 1u ? hi : mid, row_need[t]};
           }
-          if (x == 0 && N.xmax == mx && N.code != npos) sp[ns++] = {pos(N, mx), pos(N, mx + 1), row_need[t]};  // x - 1 wraps
+          if (x == 0 && N.xmax == mx && N.code != npos)
+            sp[ns++] = {pos(N, mx), pos(N, mx + 1), row_need[t]};           // x - 1 wraps
           if (x == mx) sp[ns++] = {pos(N, 0), pos(N, 1), row_need[t] | X};  // x + 1 wraps
         }
         if (n > flat) {  // a crowded cell: each object only against what it reaches
@@ -294,7 +306,8 @@ struct grid_walks : grid_types<D, T> {
           for (std::uint32_t j = 0; j < nb.count; ++j) {
             if ((others[j].reach() & need_nb) != need_nb) continue;
             ++w.box_tests;
-            if (qa.hits(others[j])) [[unlikely]] sink(cell[i].user_handle(), others[j].user_handle());
+            if (qa.hits(others[j])) [[unlikely]]
+              sink(cell[i].user_handle(), others[j].user_handle());
           }
         }
       }
@@ -305,7 +318,8 @@ struct grid_walks : grid_types<D, T> {
   // through the occupied cells in code order and looks up each cell's
   // forward neighbours.
   template <class Sink>
-  static void unordered(const grid& g, const grid_job& job, std::size_t c0, std::size_t c1, std::uint32_t flat, W& w, Sink& sink) {
+  static void unordered(const grid& g, const grid_job& job, std::size_t c0, std::size_t c1, std::uint32_t flat, W& w,
+                        Sink& sink) {
     w.start_found();
     const entry* pool = g.pool.data();
     const occupied_cell* occ = g.occupied.data();
@@ -318,17 +332,23 @@ struct grid_walks : grid_types<D, T> {
     // the coordinates). need_own[t] / need_nb[t]: the reach offset t needs.
     constexpr std::uint8_t X = 1, Y = 2, Z = 4;
     constexpr auto need_own = [] {
-      if constexpr (D == 2) return std::array<std::uint8_t, 4>{X, Y, Y, X | Y};
-      else return std::array<std::uint8_t, 13>{X, Y, Y, X | Y, Z, Z, Z, Z, Z | X, Z | X, Z | Y, Z | Y, Z | X | Y};
+      if constexpr (D == 2)
+        return std::array<std::uint8_t, 4>{X, Y, Y, X | Y};
+      else
+        return std::array<std::uint8_t, 13>{X, Y, Y, X | Y, Z, Z, Z, Z, Z | X, Z | X, Z | Y, Z | Y, Z | X | Y};
     }();
     // offsets with the same need_own are adjacent: group k is [groups[k], groups[k + 1])
     constexpr auto groups = [] {
-      if constexpr (D == 2) return std::array<std::uint8_t, 4>{0, 1, 3, 4};
-      else return std::array<std::uint8_t, 8>{0, 1, 3, 4, 8, 10, 12, 13};
+      if constexpr (D == 2)
+        return std::array<std::uint8_t, 4>{0, 1, 3, 4};
+      else
+        return std::array<std::uint8_t, 8>{0, 1, 3, 4, 8, 10, 12, 13};
     }();
     constexpr auto need_nb = [] {
-      if constexpr (D == 2) return std::array<std::uint8_t, 4>{0, X, 0, 0};
-      else return std::array<std::uint8_t, 13>{0, X, 0, 0, X | Y, Y, X, 0, Y, 0, X, 0, 0};
+      if constexpr (D == 2)
+        return std::array<std::uint8_t, 4>{0, X, 0, 0};
+      else
+        return std::array<std::uint8_t, 13>{0, X, 0, 0, X | Y, Y, X, 0, Y, 0, X, 0, 0};
     }();
     // the code bits of each axis (see the neighbour codes below)
     const std::uint32_t mx = axis_term(g, 0, g.mask[0]), my = axis_term(g, 1, g.mask[1]),
@@ -364,9 +384,8 @@ struct grid_walks : grid_types<D, T> {
         codes = {x2 | y1, x0 | y2, x1 | y2, x2 | y2};
       } else {
         const std::uint32_t z1 = code & mz, z2 = ((z1 | ~mz) + 1) & mz;
-        codes = {x2 | y1 | z1, x0 | y2 | z1, x1 | y2 | z1, x2 | y2 | z1, x0 | y0 | z2,
-                 x1 | y0 | z2, x0 | y1 | z2, x1 | y1 | z2, x2 | y0 | z2, x2 | y1 | z2,
-                 x0 | y2 | z2, x1 | y2 | z2, x2 | y2 | z2};
+        codes = {x2 | y1 | z1, x0 | y2 | z1, x1 | y2 | z1, x2 | y2 | z1, x0 | y0 | z2, x1 | y0 | z2, x0 | y1 | z2,
+                 x1 | y1 | z2, x2 | y0 | z2, x2 | y1 | z2, x0 | y2 | z2, x1 | y2 | z2, x2 | y2 | z2};
       }
       // Lookups have no branches: an empty cell reads as count 0.
       std::uint32_t visited = 0;

@@ -280,8 +280,8 @@ std::multiset<int> ray_ids(btCollisionWorld& w, const btVector3& from, const btV
 std::pair<int, btScalar> sweep(btCollisionWorld& w, const btConvexShape& shape, const btVector3& from,
                                const btVector3& to) {
   btCollisionWorld::ClosestConvexResultCallback cb(from, to);
-  w.convexSweepTest(&shape, btTransform(btQuaternion::getIdentity(), from), btTransform(btQuaternion::getIdentity(), to),
-                    cb);
+  w.convexSweepTest(&shape, btTransform(btQuaternion::getIdentity(), from),
+                    btTransform(btQuaternion::getIdentity(), to), cb);
   return {cb.hasHit() ? cb.m_hitCollisionObject->getUserIndex() : -1, cb.m_closestHitFraction};
 }
 
@@ -358,7 +358,9 @@ TEST(BulletBroadphase, RayTestsReturnBulletsOwnObjects) {
       if (sa != sb && !tie) {
         // Only when the reference's closest hit lies outside the swept box.
         ASSERT_GE(sb.first, 0);
-        ASSERT_TRUE(segment_misses_box(w, sb.first, from, to, radius)) << "step " << s << " sweep " << r << ": " << sa.first << " " << sa.second << " vs " << sb.first << " " << sb.second;
+        ASSERT_TRUE(segment_misses_box(w, sb.first, from, to, radius))
+            << "step " << s << " sweep " << r << ": " << sa.first << " " << sa.second << " vs " << sb.first << " "
+            << sb.second;
         ++margin_only;
       }
       sweeps += sa.first >= 0 ? 1 : 0;
@@ -430,10 +432,10 @@ TEST(BulletBroadphase, ProxiesKeepWhatTheyWereGiven) {
   hhg::bullet_broadphase bp;
   btCollisionDispatcher* no_dispatcher = nullptr;
   int client = 0;
-  btBroadphaseProxy* p = bp.createProxy(btVector3(0, 0, 0), btVector3(1, 2, 3), BOX_SHAPE_PROXYTYPE, &client, 2, 5,
-                                        no_dispatcher);
-  btBroadphaseProxy* q = bp.createProxy(btVector3(1, 2, 3), btVector3(4, 4, 4), SPHERE_SHAPE_PROXYTYPE, nullptr, 1, -1,
-                                        no_dispatcher);
+  btBroadphaseProxy* p =
+      bp.createProxy(btVector3(0, 0, 0), btVector3(1, 2, 3), BOX_SHAPE_PROXYTYPE, &client, 2, 5, no_dispatcher);
+  btBroadphaseProxy* q =
+      bp.createProxy(btVector3(1, 2, 3), btVector3(4, 4, 4), SPHERE_SHAPE_PROXYTYPE, nullptr, 1, -1, no_dispatcher);
   EXPECT_EQ(p->m_clientObject, &client);
   EXPECT_EQ(p->m_collisionFilterGroup, 2);
   EXPECT_EQ(p->m_collisionFilterMask, 5);
@@ -459,8 +461,8 @@ TEST(BulletBroadphase, ProxiesKeepWhatTheyWereGiven) {
   bp.destroyProxy(q, no_dispatcher);
   EXPECT_EQ(bp.getOverlappingPairCache()->getNumOverlappingPairs(), 0);
   // A new proxy reusing q's slot pairs again at the next step, not before.
-  btBroadphaseProxy* r = bp.createProxy(btVector3(1, 2, 3), btVector3(4, 4, 4), SPHERE_SHAPE_PROXYTYPE, nullptr, 1, -1,
-                                        no_dispatcher);
+  btBroadphaseProxy* r =
+      bp.createProxy(btVector3(1, 2, 3), btVector3(4, 4, 4), SPHERE_SHAPE_PROXYTYPE, nullptr, 1, -1, no_dispatcher);
   EXPECT_NE(r->m_uniqueId, p->m_uniqueId);
   bp.calculateOverlappingPairs(no_dispatcher);
   EXPECT_EQ(bp.getOverlappingPairCache()->getNumOverlappingPairs(), 1);
@@ -479,8 +481,10 @@ TEST(BulletBroadphase, BadInputThrowsAndChangesNothing) {
   hhg::bullet_broadphase bp;
   btDispatcher* nd = nullptr;
   const btScalar nan = std::numeric_limits<btScalar>::quiet_NaN();
-  btBroadphaseProxy* p = bp.createProxy(btVector3(0, 0, 0), btVector3(1, 1, 1), BOX_SHAPE_PROXYTYPE, nullptr, 1, -1, nd);
-  btBroadphaseProxy* q = bp.createProxy(btVector3(0, 0, 0), btVector3(1, 1, 1), BOX_SHAPE_PROXYTYPE, nullptr, 1, -1, nd);
+  btBroadphaseProxy* p =
+      bp.createProxy(btVector3(0, 0, 0), btVector3(1, 1, 1), BOX_SHAPE_PROXYTYPE, nullptr, 1, -1, nd);
+  btBroadphaseProxy* q =
+      bp.createProxy(btVector3(0, 0, 0), btVector3(1, 1, 1), BOX_SHAPE_PROXYTYPE, nullptr, 1, -1, nd);
   bp.calculateOverlappingPairs(nd);
   ASSERT_EQ(bp.getOverlappingPairCache()->getNumOverlappingPairs(), 1);
   const auto code = [](auto&& f) {
@@ -511,8 +515,9 @@ TEST(BulletBroadphase, BadInputThrowsAndChangesNothing) {
   other.destroyProxy(foreign, nd);
   collect_ray rc;
   EXPECT_EQ(code([&] { bp.rayTest(btVector3(nan, 0, 0), btVector3(1, 1, 1), rc); }), int(hhg::errc::nan_coordinate));
-  EXPECT_EQ(code([&] { bp.rayTest(btVector3(0, 0, 0), btVector3(1, 1, 1), rc, btVector3(1, 0, 0), btVector3(0, 0, 0)); }),
-            int(hhg::errc::inverted_box));
+  EXPECT_EQ(
+      code([&] { bp.rayTest(btVector3(0, 0, 0), btVector3(1, 1, 1), rc, btVector3(1, 0, 0), btVector3(0, 0, 0)); }),
+      int(hhg::errc::inverted_box));
   collect_aabb ac;
   EXPECT_EQ(code([&] { bp.aabbTest(btVector3(1, 1, 1), btVector3(0, 0, 0), ac); }), int(hhg::errc::inverted_box));
   bp.destroyProxy(q, nd);

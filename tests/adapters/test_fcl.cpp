@@ -45,7 +45,8 @@ objects environment(std::mt19937& rng, int per_kind, double scale, std::size_t f
       case 1: g = std::make_shared<fcl::Sphere<S>>(8 * f); break;
       default: g = std::make_shared<fcl::Cylinder<S>>(5 * f, 20 * f); break;
     }
-    const fcl::Quaternion<S> q = fcl::Quaternion<S>(Eigen::AngleAxis<S>(ang(rng), fcl::Vector3<S>(unit(rng), unit(rng), unit(rng) + 0.1).normalized()));
+    const fcl::Quaternion<S> q = fcl::Quaternion<S>(
+        Eigen::AngleAxis<S>(ang(rng), fcl::Vector3<S>(unit(rng), unit(rng), unit(rng) + 0.1).normalized()));
     fcl::Transform3<S> tf = fcl::Transform3<S>::Identity();
     tf.linear() = q.toRotationMatrix();
     tf.translation() = fcl::Vector3<S>(pos(rng), pos(rng), pos(rng));

@@ -49,10 +49,34 @@ class reader {
 template <class T>
 T value(reader& r) {
   constexpr double inf = std::numeric_limits<double>::infinity();
-  static const double palette[] = {0.0,     -0.0,   1.0,    -1.0,   0.5,    1e-30,   -1e-30, 1e30,
-                                   -1e30,   1e12,   -1e12,  4194304.0, 4194305.0, 1099511627776.0,
-                                   1099511627777.0, inf,    -inf,   std::nan(""), 5e-324, 1e-300,
-                                   1e300,   -1e300, 3.0,    7.25,   1e15,   -1e15,   1e7,    0.1};
+  static const double palette[] = {0.0,
+                                   -0.0,
+                                   1.0,
+                                   -1.0,
+                                   0.5,
+                                   1e-30,
+                                   -1e-30,
+                                   1e30,
+                                   -1e30,
+                                   1e12,
+                                   -1e12,
+                                   4194304.0,
+                                   4194305.0,
+                                   1099511627776.0,
+                                   1099511627777.0,
+                                   inf,
+                                   -inf,
+                                   std::nan(""),
+                                   5e-324,
+                                   1e-300,
+                                   1e300,
+                                   -1e300,
+                                   3.0,
+                                   7.25,
+                                   1e15,
+                                   -1e15,
+                                   1e7,
+                                   0.1};
   const std::uint8_t k = r.byte();
   if (k < 160) return static_cast<T>((static_cast<int>(r.byte()) - 128) / 8.0);  // small grid of values
   if (k < 200) return static_cast<T>((static_cast<int>(r.u16()) - 32768) / 64.0);
@@ -253,11 +277,14 @@ void run(reader& r) {
           const int code = code_of([&] {
             m.for_each_pair([&](hhg::handle, hhg::handle) {
               called = true;
-              if (extra & 4) m.remove(victim);
-              else m.clear();
+              if (extra & 4)
+                m.remove(victim);
+              else
+                m.clear();
             });
           });
-          if (called && code != static_cast<int>(hhg::errc::reentrant_call)) fail("a change inside for_each_pair was not refused");
+          if (called && code != static_cast<int>(hhg::errc::reentrant_call))
+            fail("a change inside for_each_pair was not refused");
           check_validate(m);
         }
       }

@@ -25,13 +25,12 @@ int g_rank = 0, g_size = 1;
 int g_failures = 0;
 std::string g_test;
 
-#define CHECK(cond)                                                                                    \
-  do {                                                                                                 \
-    if (!(cond)) {                                                                                     \
-      ++g_failures;                                                                                    \
-      std::fprintf(stderr, "[rank %d] %s: CHECK failed at line %d: %s\n", g_rank, g_test.c_str(), __LINE__, \
-                   #cond);                                                                             \
-    }                                                                                                  \
+#define CHECK(cond)                                                                                                 \
+  do {                                                                                                              \
+    if (!(cond)) {                                                                                                  \
+      ++g_failures;                                                                                                 \
+      std::fprintf(stderr, "[rank %d] %s: CHECK failed at line %d: %s\n", g_rank, g_test.c_str(), __LINE__, #cond); \
+    }                                                                                                               \
   } while (0)
 
 std::uint64_t mix(std::uint64_t x) {
@@ -83,8 +82,7 @@ verdict compare(const std::vector<id_pair>& mine, const scene<D, T>& truth) {
     total += counts[r];
   }
   std::vector<std::uint64_t> all(g_rank == 0 ? total : 0);
-  MPI_Gatherv(flat.data(), n, MPI_UINT64_T, all.data(), counts.data(), displs.data(), MPI_UINT64_T, 0,
-              MPI_COMM_WORLD);
+  MPI_Gatherv(flat.data(), n, MPI_UINT64_T, all.data(), counts.data(), displs.data(), MPI_UINT64_T, 0, MPI_COMM_WORLD);
   long long v[4] = {0, 0, 0, 0};
   if (g_rank == 0) {
     std::vector<id_pair> got;
@@ -208,14 +206,10 @@ scene<D, T> adversarial(int kind, std::uint64_t seed) {
 /// Which rank inserts object number k of n: 0 round robin, 1 all on rank 0, 2 blocks, 3 last rank.
 int inserter(int how, std::size_t k, std::size_t n) {
   switch (how) {
-    case 0:
-      return static_cast<int>(k % g_size);
-    case 1:
-      return 0;
-    case 2:
-      return static_cast<int>(k * g_size / std::max<std::size_t>(n, 1));
-    default:
-      return g_size - 1;
+    case 0: return static_cast<int>(k % g_size);
+    case 1: return 0;
+    case 2: return static_cast<int>(k * g_size / std::max<std::size_t>(n, 1));
+    default: return g_size - 1;
   }
 }
 
@@ -295,8 +289,8 @@ void test_dynamic(std::uint64_t seed, int steps) {
   long long sum = 0;
   MPI_Allreduce(&migrations, &sum, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (g_size > 1) {
-    CHECK(sum > 0);                      // objects did change owner
-    CHECK(rebalances_after_first > 0);   // the drift forced a re-bisection
+    CHECK(sum > 0);                     // objects did change owner
+    CHECK(rebalances_after_first > 0);  // the drift forced a re-bisection
   }
 }
 
@@ -486,8 +480,7 @@ void test_parts() {
     }
     const int owner = g.rank_of(x);
     bool inside = true;
-    for (int i = 0; i < D; ++i)
-      inside = inside && p.min[i] <= x[i] && (x[i] < p.max[i] || p.max[i] == inf);
+    for (int i = 0; i < D; ++i) inside = inside && p.min[i] <= x[i] && (x[i] < p.max[i] || p.max[i] == inf);
     CHECK(inside == (owner == g_rank));
     int count = inside ? 1 : 0, sum = 0;
     MPI_Allreduce(&count, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
@@ -510,7 +503,8 @@ void run_all(const char* name) {
   test_parts<D, T>();
   int total = 0;
   MPI_Allreduce(&g_failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (g_rank == 0) std::printf("[%s] %s with %d ranks: %d failed checks so far\n", total ? "FAIL" : " OK ", name, g_size, total);
+  if (g_rank == 0)
+    std::printf("[%s] %s with %d ranks: %d failed checks so far\n", total ? "FAIL" : " OK ", name, g_size, total);
 }
 
 }  // namespace

@@ -13,13 +13,11 @@ template <int D, class T>
 void require_valid_box(const box<D, T>& b) {
   int axis = -1;
   switch (check_box(b, &axis)) {
-    case box_problem::none:
-      return;
+    case box_problem::none: return;
     case box_problem::nan_coordinate:
       throw error(errc::nan_coordinate, "hhg: box coordinate is NaN on axis " + std::to_string(axis));
     case box_problem::inverted:
-      throw error(errc::inverted_box,
-                  "hhg: box has min > max on axis " + std::to_string(axis));
+      throw error(errc::inverted_box, "hhg: box has min > max on axis " + std::to_string(axis));
   }
 }
 

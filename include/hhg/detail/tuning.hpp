@@ -13,13 +13,13 @@ namespace hhg::detail {
 // every path at small sizes (hash_grids::set_tuning).
 struct tuning {
   // detection
-  std::uint32_t flat_cell = 4;          // a cell of more objects is crowded: each object tested only against what it reaches
-  std::size_t crowded_grid = 8;         // more objects per occupied cell: the grid takes the lookup walk
-  std::size_t displaced_share = 4;      // more than 1/4 of an ordered grid's objects displaced: the lookup walk
-  std::size_t compact_min = 4096;       // a grid of fewer objects is never compacted
-  std::size_t compact_ratio = 8;        // compacted when more than 1/8 of its objects were written out of order
-  std::size_t chunk_cells = 2048;       // cells of a within-grid detection chunk
-  std::size_t chunk_objects = 4096;     // finer-grid objects of an across-grid chunk
+  std::uint32_t flat_cell = 4;   // a cell of more objects is crowded: each object tested only against what it reaches
+  std::size_t crowded_grid = 8;  // more objects per occupied cell: the grid takes the lookup walk
+  std::size_t displaced_share = 4;   // more than 1/4 of an ordered grid's objects displaced: the lookup walk
+  std::size_t compact_min = 4096;    // a grid of fewer objects is never compacted
+  std::size_t compact_ratio = 8;     // compacted when more than 1/8 of its objects were written out of order
+  std::size_t chunk_cells = 2048;    // cells of a within-grid detection chunk
+  std::size_t chunk_objects = 4096;  // finer-grid objects of an across-grid chunk
   // update
   std::size_t batch_two_pass = 4096;    // a batch move of fewer objects goes one by one, in order
   std::size_t bulk_min = 4096;          // a batch of fewer moves is never a bulk move

@@ -38,11 +38,11 @@ class rng {
 struct thesis_params {
   std::size_t n = 1000;
   double size_min = 1.0;
-  double size_max = 1.0;           ///< size_max / size_min = 12 for the thesis' varied sizes
+  double size_max = 1.0;  ///< size_max / size_min = 12 for the thesis' varied sizes
   double pairs_per_object = 2.0;
-  double max_speed_fraction = 0.2; ///< 0.01 for the high-coherence scenario
-  double elongation = 1.0;         ///< x edge = elongation * size (10 for 10x1x1 boxes)
-  double domain_aspect = 1.0;      ///< domain x edge / other edges (1024 for the uneven domain)
+  double max_speed_fraction = 0.2;  ///< 0.01 for the high-coherence scenario
+  double elongation = 1.0;          ///< x edge = elongation * size (10 for 10x1x1 boxes)
+  double domain_aspect = 1.0;       ///< domain x edge / other edges (1024 for the uneven domain)
   std::uint64_t seed = 1;
 };
 
@@ -62,9 +62,9 @@ class thesis_scenario {
  private:
   thesis_params params_;
   std::vector<double> domain_;
-  std::vector<double> pos_;    // D per object: min corner
-  std::vector<double> vel_;    // D per object
-  std::vector<double> ext_;    // D per object: edge lengths
+  std::vector<double> pos_;  // D per object: min corner
+  std::vector<double> vel_;  // D per object
+  std::vector<double> ext_;  // D per object: edge lengths
   std::vector<box<D, T>> boxes_;
   void refresh(std::size_t i);
 };
@@ -97,19 +97,19 @@ std::vector<box<D, T>> huge_static_boxes(const thesis_scenario<D, T>& scene, std
 
 /// The adversarial zoo: scenes aimed at the weak spots of broad phases.
 enum class zoo {
-  equal,              ///< equal cubes, thesis density
-  varied12,           ///< sizes uniform over a factor 12
-  log_uniform,        ///< sizes log-uniform over 8 decades
-  negative,           ///< everything at negative coordinates
-  far_from_origin,    ///< offset by ~1e6 (float) / ~1e12 (double) sizes
-  touching,           ///< boxes on an integer lattice touching exactly (faces, edges, corners)
-  zero_size,          ///< points and zero-size boxes, with duplicates and points on faces of boxes
-  duplicates,         ///< many identical boxes
-  one_cell,           ///< a crowd of small boxes inside one tiny region
-  elongated,          ///< 10x1x1 and 1x1x10 boxes (needles) and flat slabs
-  unbounded,          ///< bounded boxes mixed with planes, half-spaces and the everything box
-  huge_among_small,   ///< a few boxes 1000x larger than the rest
-  mixed,              ///< all of the above mixed in one scene
+  equal,             ///< equal cubes, thesis density
+  varied12,          ///< sizes uniform over a factor 12
+  log_uniform,       ///< sizes log-uniform over 8 decades
+  negative,          ///< everything at negative coordinates
+  far_from_origin,   ///< offset by ~1e6 (float) / ~1e12 (double) sizes
+  touching,          ///< boxes on an integer lattice touching exactly (faces, edges, corners)
+  zero_size,         ///< points and zero-size boxes, with duplicates and points on faces of boxes
+  duplicates,        ///< many identical boxes
+  one_cell,          ///< a crowd of small boxes inside one tiny region
+  elongated,         ///< 10x1x1 and 1x1x10 boxes (needles) and flat slabs
+  unbounded,         ///< bounded boxes mixed with planes, half-spaces and the everything box
+  huge_among_small,  ///< a few boxes 1000x larger than the rest
+  mixed,             ///< all of the above mixed in one scene
 };
 
 /// All zoo scenes, for iterating in tests.
