@@ -61,18 +61,23 @@ constexpr double box_distance_squared(const box<D, T>& b, const std::type_identi
 
 namespace detail {
 
-// Per axis, the box coordinate nearest to v (v itself inside the interval):
-// the distance is exactly |v - near|. Returns false when that coordinate is
-// infinite (the distance is +infinity).
+// Per axis, the box coordinate nearest to v (both 0 where v is inside the
+// interval, an infinite v included): the distance is exactly |v - near|.
+// Returns false when the distance is +infinity (v or that coordinate infinite
+// on an axis where v is outside).
 template <int D, class T>
 inline bool nearest_coords(const box<D, T>& b, const std::type_identity_t<std::array<T, D>>& p,
                            std::type_identity_t<std::array<double, D>>& near,
                            std::type_identity_t<std::array<double, D>>& from) noexcept {
   for (int i = 0; i < D; ++i) {
     const double lo = b.min[i], hi = b.max[i], v = p[i];
+    if (lo <= v && v <= hi) {  // inside on this axis: distance 0 (an infinite v included)
+      near[i] = from[i] = 0;
+      continue;
+    }
     from[i] = v;
-    near[i] = v < lo ? lo : (v > hi ? hi : v);
-    if (!std::isfinite(near[i])) return false;
+    near[i] = v < lo ? lo : hi;
+    if (!std::isfinite(near[i]) || !std::isfinite(v)) return false;
   }
   return true;
 }
@@ -82,8 +87,9 @@ inline bool nearest_coords(const box<D, T>& b, const std::type_identity_t<std::a
 /// Closed box-sphere test, exact: true when some point of the box is at
 /// Euclidean distance <= radius from `center` (a zero radius is a point test),
 /// i.e. sum_i d_i^2 <= radius^2 in exact arithmetic, d_i the exact distance
-/// from the centre to the box's interval on axis i. Finite centre, radius >= 0
-/// (+infinity meets every box).
+/// from the centre to the box's interval on axis i. Radius >= 0 (+infinity
+/// meets every box); an infinite centre coordinate is at distance 0 from an
+/// interval reaching to it, else infinitely far.
 template <int D, class T>
 inline bool box_meets_sphere(const box<D, T>& b, const std::type_identity_t<std::array<T, D>>& center,
                              double radius) noexcept {
