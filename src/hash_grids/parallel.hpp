@@ -31,8 +31,10 @@ void parallel_radix_sort(executor* exec, std::size_t chunk_items, V& v, W& scrat
   const std::size_t n = v.size(), chunk = std::max<std::size_t>(chunk_items, 1);
   bits = std::min(bits, 32u);
   if (exec == nullptr || exec->workers() < 2 || n < 4 * chunk) {
-    if (bits <= 24) radix_sort<12>(v, scratch, bits, key);
-    else radix_sort(v, scratch, bits, key);
+    if (bits <= 24)
+      radix_sort<12>(v, scratch, bits, key);
+    else
+      radix_sort(v, scratch, bits, key);
     return;
   }
   const std::uint32_t digit = bits <= 24 ? 12 : 11, radix = 1u << digit, mask = radix - 1;
@@ -63,7 +65,8 @@ void parallel_radix_sort(executor* exec, std::size_t chunk_items, V& v, W& scrat
       for (std::uint32_t r = 0; r < radix; ++r) starts[r] += std::exchange(hist[c * radix + r], starts[r]);
     run_chunks(exec, nchunks, [&](std::size_t c) {
       std::uint32_t* h = hist.data() + c * radix;
-      for (std::size_t i = c * chunk, e = std::min(n, i + chunk); i < e; ++i) scratch[h[(key(v[i]) >> shift) & mask]++] = v[i];
+      for (std::size_t i = c * chunk, e = std::min(n, i + chunk); i < e; ++i)
+        scratch[h[(key(v[i]) >> shift) & mask]++] = v[i];
     });
     v.swap(scratch);
   }
