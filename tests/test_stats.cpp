@@ -113,7 +113,32 @@ TYPED_TEST(Stats, UnboundedObjectsAreCountedApart) {
   }
 }
 
-TYPED_TEST(Stats, FirstCellSizeIsLongestEdgeTimesSqrtFactor) {
+// Activation anchors the ladder of levels at the largest object present: its
+// grid's cells are sqrt(2) times its size, whichever object came first.
+TYPED_TEST(Stats, ActivationAnchorsTheLevelsAtTheLargestObject) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  for (const double f : {2.0, 3.0, 4.0}) {
+    SCOPED_TRACE("hierarchy_factor " + std::to_string(f));
+    config c;
+    c.hierarchy_factor = f;
+    c.activation_threshold = 32;
+    TypeParam m(c);
+    // sizes 0.1 .. 3.2 in a scrambled order, the largest neither first nor last
+    std::vector<double> sizes;
+    for (int i = 0; i <= 32; ++i) sizes.push_back(0.1 + 0.1 * ((i * 7) % 32));
+    const double largest = *std::max_element(sizes.begin(), sizes.end());
+    ASSERT_NE(sizes.front(), largest);
+    for (std::size_t i = 0; i < sizes.size(); ++i) m.insert(cube<D, T>(static_cast<double>(10 * i), sizes[i]));
+    const auto st = m.stats();
+    ASSERT_TRUE(st.grids_active);
+    // the grid holding the largest object is the coarsest, cells sqrt(2) times its size
+    EXPECT_NEAR(st.grids.back().cell_size / (largest * std::sqrt(std::min(f, 2.0))), 1.0, 0.01);
+    ASSERT_TRUE(consistent(m));
+  }
+}
+
+TYPED_TEST(Stats, FirstCellSizeIsLongestEdgeTimesSqrtTwo) {
   constexpr int D = TypeParam::dimension;
   using T = typename TypeParam::scalar;
   for (const double f : {2.0, 1.5, 3.0, 4.0}) {
@@ -132,7 +157,8 @@ TYPED_TEST(Stats, FirstCellSizeIsLongestEdgeTimesSqrtFactor) {
       ASSERT_TRUE(st.grids_active);
       ASSERT_EQ(st.grids.size(), 1u);
       // hash_grids adds a guard band of 2^-9 to the size (src/hash_grids.cpp).
-      EXPECT_NEAR(st.grids[0].cell_size / (edge * std::sqrt(f)), 1.0, 0.01);
+      // cells sqrt(2) times the size whatever f is (sqrt(f) below 2: the object must fit)
+      EXPECT_NEAR(st.grids[0].cell_size / (edge * std::sqrt(std::min(f, 2.0))), 1.0, 0.01);
       EXPECT_EQ(st.grids[0].objects, threshold + 1);
       EXPECT_EQ(st.grids[0].occupied_cells, 1u);
       // Other sizes land on levels f^k away from the first.

@@ -15,11 +15,10 @@ template <int D, class T>
 struct across_walk : grid_types<D, T> {
   using base = grid_types<D, T>;
   using base::axis_term;
-  using base::cell_of;
+  using base::cell_and_reach;
   using base::code_bits;
   using base::kLocalBits;
   using base::kLocalMask;
-  using base::reach_of;
   using typename base::entry;
   using typename base::grid;
   using typename base::occupied_cell;
@@ -28,9 +27,9 @@ struct across_walk : grid_types<D, T> {
 
   struct pair_job {
     std::uint32_t fine = 0, coarse = 0;  // grid ids
-    std::vector<std::uint64_t> keys,
-        tmp;  // (cell in the coarser grid, entry of the finer one); tmp: sort scratch, then beyond masks
-    std::size_t bytes() const { return capacity_bytes(keys) + capacity_bytes(tmp); }
+    std::vector<std::uint64_t> keys, tmp;  // (cell in the coarser grid, entry of the finer one); tmp: sort scratch
+    std::vector<std::uint8_t> beyond;      // by pool position in the finer grid: the reach into the coarser grid
+    std::size_t bytes() const { return capacity_bytes(keys) + capacity_bytes(tmp) + capacity_bytes(beyond); }
   };
 
   // Every object of grid live_levels[li] against the coarser grid
@@ -46,13 +45,16 @@ struct across_walk : grid_types<D, T> {
     auto& across = j.keys;
     across.clear();
     if (across.capacity() < g.objects) across.reserve(g.objects);
+    if (j.beyond.size() < g.pool.size()) j.beyond.resize(g.pool.size());
     for (const occupied_cell& oc : g.occupied)
       for (std::uint32_t k = 0; k < oc.count; ++k) {
         const std::uint32_t at = oc.block + k;
-        across.push_back(std::uint64_t{cell_of(h, g.pool[at])} << 32 | at);
+        std::uint32_t reach;
+        const std::uint32_t code = cell_and_reach(h, g.pool[at].box(), reach);
+        across.push_back(std::uint64_t{code} << 32 | at);
+        j.beyond[at] = static_cast<std::uint8_t>(reach);
       }
     radix_sort(across, j.tmp, code_bits(h), [](std::uint64_t v) { return static_cast<std::uint32_t>(v >> 32); });
-    j.tmp.resize(across.size());
   }
 
   template <class Sink>
@@ -79,19 +81,13 @@ struct across_walk : grid_types<D, T> {
     std::array<std::uint32_t, D> am{};  // the code bits of each axis
     for (int i = 0; i < D; ++i) am[i] = axis_term(h, i, h.mask[i]);
     const std::size_t n = k1;  // (a group is cut at the chunk's end: the next chunk takes the rest)
-    std::uint64_t* beyond =
-        job.tmp
-            .data();  // the beyond masks, by position in across (the sort's scratch is free; chunks write disjoint ranges)
+    const std::uint8_t* beyond = job.beyond.data();  // by pool position in g (computed with the keys)
     for (std::size_t k = k0; k < n;) {
       const std::uint32_t base = static_cast<std::uint32_t>(across[k] >> 32);
       std::size_t end = k + 1;
       while (end < n && static_cast<std::uint32_t>(across[end] >> 32) == base) ++end;
-      std::uint32_t group_mask = 0;
-      for (std::size_t j = k; j < end; ++j) {
-        // the beyond mask is the object's reach in h: its min corner is in b
-        beyond[j] = reach_of(h, pool[static_cast<std::uint32_t>(across[j])].box());
-        group_mask |= static_cast<std::uint32_t>(beyond[j]);
-      }
+      std::uint32_t group_mask = 0;  // (the beyond mask is an object's reach in h: its min corner is in b)
+      for (std::size_t j = k; j < end; ++j) group_mask |= beyond[static_cast<std::uint32_t>(across[j])];
       // per axis the code terms of cells b - 1, b, b + 1 (dilated arithmetic, see detect_grid)
       std::array<std::array<std::uint32_t, 3>, D> term;
       for (int i = 0; i < D; ++i) {
@@ -160,7 +156,7 @@ struct across_walk : grid_types<D, T> {
         if (j + 8 < n) __builtin_prefetch(pool + static_cast<std::uint32_t>(across[j + 8]));
         if (total == 0) continue;
         const entry& a = pool[static_cast<std::uint32_t>(across[j])];
-        const std::uint32_t m = static_cast<std::uint32_t>(beyond[j]);
+        const std::uint32_t m = beyond[static_cast<std::uint32_t>(across[j])];
         const query qa(a);
         for (std::uint32_t v = 0; v < kSubsets; ++v) {
           if ((v & ~m) != 0) continue;
