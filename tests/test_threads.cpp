@@ -44,8 +44,8 @@ std::vector<handle_pair> canonical(std::vector<handle_pair> v) {
   return v;
 }
 
-// A polydisperse scene: sizes log-uniform over a factor 40 (at least 5 grid
-// levels with factor 2), moving 30 % of their size a step so objects change
+// A polydisperse scene: sizes log-uniform over a factor 40 (at least 3 grid
+// levels with the default factor 4), moving 30 % of their size a step so objects change
 // cell and grid; some removed and inserted between steps.
 struct scene {
   hhg::scenes::rng r;
@@ -258,6 +258,40 @@ TEST(PathsThreads, CrowdedAndFlatCellsAndCompaction) {
   EXPECT_GT(b.compactions, 0u);
   EXPECT_GT(b.cells_flat, 0u);
   EXPECT_GT(b.walk_ordered, 0u);  // a compacted grid is ordered
+}
+
+// A sparse grid (a few objects per row of 64 or more cells): the ordered
+// walk searches its rows instead of indexing them.
+TEST(PathsThreads, OrderedWalkSearchesSparseRows) {
+  hhg::scenes::rng r(5);
+  std::vector<box3> boxes;
+  for (int i = 0; i < 6000; ++i) {  // tiny boxes far apart, and some touching pairs
+    std::array<double, 3> p{r.uniform(0, 4000), r.uniform(0, 4000), r.uniform(0, 4000)};
+    const double s = r.uniform(0.5, 1.0);
+    boxes.push_back(box3{{p[0], p[1], p[2]}, {p[0] + s, p[1] + s, p[2] + s}});
+    if (i % 3 == 0) boxes.push_back(box3{{p[0] + s, p[1], p[2]}, {p[0] + 2 * s, p[1] + s, p[2] + s}});
+  }
+  for (unsigned threads : {1u, 2u}) {
+    hhg::hash_grids<3, double> g;
+    g.set_tuning(small_tuning());
+    hhg::thread_pool pool(threads);
+    g.set_executor(&pool);
+    std::vector<handle> hs = g.insert(std::span<const box3>(boxes));
+    std::vector<char> live(boxes.size(), 1);
+    std::vector<handle_pair> pairs;
+    for (int s = 0; s < 3; ++s) {
+      for (box3& b : boxes)
+        for (int a = 0; a < 3; ++a) {
+          b.min[a] += 0.25;
+          b.max[a] += 0.25;
+        }
+      g.move(std::span<const handle>(hs), std::span<const box3>(boxes));
+      g.find_pairs(pairs);
+      EXPECT_EQ(canonical(pairs), brute(boxes, hs, live)) << "step " << s;
+    }
+    EXPECT_GT(g.path_counts().rows_searched, 0u);
+    EXPECT_GT(g.path_counts().walk_ordered, 0u);
+  }
 }
 
 TEST(PathsThreads, OneByOneBatchBelowTheTwoPassSize) {

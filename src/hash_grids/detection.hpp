@@ -111,6 +111,7 @@ struct detection_scratch {
       const auto jj = static_cast<std::uint32_t>(j);
       if (gj.ordered) {
         ++s.paths.walk_ordered;
+        for (const auto& r : gj.rows) s.paths.rows_searched += r.pos == npos && r.code != npos;
         std::size_t start = 1, cells = 0;
         for (std::size_t r = 1; r < gj.rows.size(); ++r) {
           cells += gj.rows[r].end - gj.rows[r].first;

@@ -114,13 +114,20 @@ struct grid_walks : grid_types<D, T> {
     const std::vector<std::uint32_t>& row_pos = job.row_pos;
     // the pool position of the first cell at x >= v (v may be -1 or past
     // the row's end) in row r
-    auto pos = [&](const row_info& r, std::int64_t v) -> std::uint32_t {
+    // (a searched row is searched from `hint`, the cell found last in it:
+    // the x asked for in a row rise with the cells of the walk, so each
+    // search moves a step or two; from the row's start, rows of a sparse
+    // grid cost a scan of the row per neighbour: 189 -> 126 ms detection at
+    // 10^6 objects of the sparse scenario)
+    auto pos = [&](const row_info& r, std::int64_t v, std::size_t& hint) -> std::uint32_t {
       if (r.pos != npos) {
         const std::int64_t i = std::clamp<std::int64_t>(v - r.xmin, 0, std::int64_t{r.xmax} - r.xmin + 1);
         return row_pos[r.pos + static_cast<std::size_t>(i)];
       }
-      std::size_t c = r.first;
+      std::size_t c = hint >= r.first && hint <= r.end ? hint : r.first;
+      while (c > r.first && static_cast<std::int64_t>(cv.code(c - 1) & mx) >= v) --c;
       while (c < r.end && static_cast<std::int64_t>(cv.code(c) & mx) < v) ++c;
+      hint = c;
       return start_of(c);
     };
     // the first row at index >= from with code >= key (galloping)
@@ -159,7 +166,8 @@ struct grid_walks : grid_types<D, T> {
       else
         return std::array<std::uint32_t, kRows>{Y};
     }();
-    std::array<std::size_t, kRows> hint{};
+    std::array<std::size_t, kRows> hint{}, row_hint{};
+    std::size_t own_hint = 0;
     std::array<const row_info*, kRows> nb{};
     if (w.gathered.size() < 256 + 8 * kFlat) w.gathered.resize(256 + 8 * kFlat);
     w.start_found();
@@ -190,12 +198,13 @@ struct grid_walks : grid_types<D, T> {
         std::array<span, 1 + 4 * kRows> sp;
         std::size_t ns = 0;
         if (x != mx)
-          sp[ns++] = {pos(R, x + 1), pos(R, x + 2), X};
+          sp[ns++] = {pos(R, x + 1, own_hint), pos(R, x + 2, own_hint), X};
         else
-          sp[ns++] = {pos(R, 0), pos(R, 1), X};  // x + 1 wraps to 0
+          sp[ns++] = {pos(R, 0, own_hint), pos(R, 1, own_hint), X};  // x + 1 wraps to 0
         for (int t = 0; t < kRows; ++t) {
           const row_info& N = *nb[t];
-          const std::uint32_t lo = pos(N, x - 1), mid = pos(N, x + 1), hi = pos(N, x + 2);
+          std::size_t& ht = row_hint[t];
+          const std::uint32_t lo = pos(N, x - 1, ht), mid = pos(N, x + 1, ht), hi = pos(N, x + 2, ht);
           if (n > flat) {
             sp[ns++] = {lo, mid, row_need[t]};
             sp[ns++] = {mid, hi, row_need[t] | X};
@@ -203,8 +212,8 @@ struct grid_walks : grid_types<D, T> {
             sp[ns++] = {lo, (own >> (row_need[t] | X)) & 1u ? hi : mid, row_need[t]};
           }
           if (x == 0 && N.xmax == mx && N.code != npos)
-            sp[ns++] = {pos(N, mx), pos(N, mx + 1), row_need[t]};           // x - 1 wraps
-          if (x == mx) sp[ns++] = {pos(N, 0), pos(N, 1), row_need[t] | X};  // x + 1 wraps
+            sp[ns++] = {pos(N, mx, ht), pos(N, mx + 1, ht), row_need[t]};           // x - 1 wraps
+          if (x == mx) sp[ns++] = {pos(N, 0, ht), pos(N, 1, ht), row_need[t] | X};  // x + 1 wraps
         }
         if (n > flat) {  // a crowded cell: each object only against what it reaches
           for (std::uint32_t i = 0; i < n; ++i) {

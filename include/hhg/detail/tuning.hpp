@@ -31,7 +31,7 @@ struct tuning {
 // assert that the path they are named after ran.
 struct path_counters {
   std::uint64_t walk_ordered = 0, walk_unordered = 0, walk_displaced = 0, walk_across = 0;
-  std::uint64_t cells_flat = 0, cells_crowded = 0;
+  std::uint64_t cells_flat = 0, cells_crowded = 0, rows_searched = 0;
   std::uint64_t compactions = 0;
   std::uint64_t batch_one_by_one = 0, batch_two_pass = 0, batch_bulk = 0, bulk_inserts = 0;
   std::uint64_t rebuilds = 0, grid_growths = 0;
