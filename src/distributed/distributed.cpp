@@ -64,6 +64,25 @@ struct distributed_state {
   };
 
   MPI_Comm comm = MPI_COMM_NULL;
+  // ----- periodic mode (docs/distributed.md, "Periodic domains over MPI") -----
+  // Owned objects are then kept out of `grid` (slots only); the local grid of
+  // the detection is `igrid`, rebuilt every step from the images received.
+  bool periodic = false;
+  periodic_domain<D, T> dom{};
+  std::array<double, D> plo{}, phi{}, period{}, delta{};
+  box_type clip{};  // the domain widened by 2 delta on periodic axes, everything elsewhere
+  std::vector<std::uint32_t> free_slots;
+  std::uint32_t slots = 0;
+  struct image_record {
+    std::uint64_t id;
+    std::array<std::int32_t, D> shift;
+    box_type raw;      // the object's box
+    box_type clipped;  // its image under `shift`, widened by delta, cut to `clip`
+  };
+  std::vector<image_record> images;  // the images this rank holds (this step)
+  std::vector<std::uint32_t> image_of;  // igrid handle.index -> index in images
+  hash_grids<D, T> igrid;
+
   int rank = 0;
   int size = 1;
   distributed_config cfg;
@@ -93,7 +112,97 @@ struct distributed_state {
   distributed_statistics st;
   std::vector<handle_pair> local_pairs;
 
-  distributed_state(const distributed_config& c) : cfg(c), grid(c.grid) {}
+  distributed_state(const distributed_config& c) : igrid(c.grid), cfg(c), grid(c.grid) {}
+
+  void set_domain(const periodic_domain<D, T>& d) {
+    periodic = true;
+    dom = d;
+    constexpr double eps = std::numeric_limits<T>::epsilon();
+    for (int i = 0; i < D; ++i) {
+      clip.min[i] = -std::numeric_limits<T>::infinity();
+      clip.max[i] = std::numeric_limits<T>::infinity();
+      if (!d.periodic[i]) continue;
+      plo[i] = d.bounds.min[i];
+      phi[i] = d.bounds.max[i];
+      period[i] = static_cast<double>(d.bounds.max[i] - d.bounds.min[i]);  // as periodic_image computes it
+      // As periodic_pairs: far more than the rounding of any image, wrap or cast.
+      delta[i] = period[i] / 1024 + 64 * eps * (std::abs(plo[i]) + std::abs(phi[i]) + 2052 * period[i]);
+      clip.min[i] = static_cast<T>(plo[i] - 2 * delta[i]);
+      clip.max[i] = static_cast<T>(phi[i] + 2 * delta[i]);
+    }
+  }
+
+  /// The limits of periodic_pairs on periodic axes (errc::out_of_domain).
+  void check_periodic(const char* where, const box_type& b) const {
+    if (!periodic) return;
+    std::uint64_t count = 1;
+    for (int i = 0; i < D; ++i) {
+      if (!dom.periodic[i]) continue;
+      const double mn = b.min[i], mx = b.max[i], L = period[i];
+      if (!std::isfinite(mn) || !std::isfinite(mx) || mx - mn > 64 * L || mn < plo[i] - 1024 * L ||
+          mx > phi[i] + 1024 * L)
+        throw error(errc::out_of_domain, std::string(where) + ": on periodic axis " + std::to_string(i) +
+                                             " the box is infinite, spans more than 64 periods, or lies more than "
+                                             "1024 periods from the domain");
+      const auto t_lo = static_cast<std::int64_t>(std::ceil((plo[i] - L / 4 - mx) / L));
+      const auto t_hi = static_cast<std::int64_t>(std::floor((phi[i] + L / 4 - mn) / L));
+      count *= static_cast<std::uint64_t>(std::max(t_lo, t_hi) - t_lo + 1);
+    }
+    if (count > (1u << 16))
+      throw error(errc::out_of_domain, std::string(where) + ": the box has more than 65536 images");
+  }
+
+  /// Calls f(shift, clipped) for every image of b whose box widened by delta
+  /// meets `clip` (the images another box's pair may need; see the proof).
+  template <class F>
+  void for_each_image(const box_type& b, F&& f) const {
+    std::array<std::int32_t, D> t_lo{}, t_hi{}, t{};
+    for (int i = 0; i < D; ++i) {
+      if (!dom.periodic[i]) continue;
+      const double L = period[i];
+      t_lo[i] = static_cast<std::int32_t>(std::ceil((plo[i] - 3 * delta[i] - static_cast<double>(b.max[i])) / L));
+      t_hi[i] = static_cast<std::int32_t>(std::floor((phi[i] + 3 * delta[i] - static_cast<double>(b.min[i])) / L));
+      if (t_hi[i] < t_lo[i]) return;
+    }
+    t = t_lo;
+    while (true) {
+      box_type im = periodic_image(b, t, dom);
+      bool meets = true;
+      for (int i = 0; i < D; ++i) {
+        if (!dom.periodic[i]) continue;
+        im.min[i] = std::max(clip.min[i], static_cast<T>(static_cast<double>(im.min[i]) - delta[i]));
+        im.max[i] = std::min(clip.max[i], static_cast<T>(static_cast<double>(im.max[i]) + delta[i]));
+        if (!(im.min[i] <= im.max[i])) meets = false;
+      }
+      if (meets) f(t, im);
+      int i = 0;
+      for (; i < D; ++i) {
+        if (t[i] < t_hi[i]) {
+          ++t[i];
+          break;
+        }
+        t[i] = t_lo[i];
+      }
+      if (i == D) break;
+    }
+  }
+
+  /// The point where a pair is decided: p = max(min_a, min_b') (b' the image),
+  /// moved into the domain by whole periods; t: the periods it was moved by
+  /// (q = p - t L, computed in double, then in T).
+  void wrap(const box_type& a, const box_type& bi, point& q, std::array<std::int32_t, D>& t) const {
+    for (int i = 0; i < D; ++i) {
+      const T p = std::max(a.min[i], bi.min[i]);
+      if (!dom.periodic[i]) {
+        q[i] = p;
+        t[i] = 0;
+        continue;
+      }
+      const double k = std::floor((static_cast<double>(p) - plo[i]) / period[i]);
+      t[i] = static_cast<std::int32_t>(k);
+      q[i] = static_cast<T>(static_cast<double>(p) - k * period[i]);
+    }
+  }
 
   // ----- bookkeeping of the local grid ---------------------------------------
   void note(handle h, std::uint64_t id, const box_type& b, bool ghost) {
@@ -113,12 +222,26 @@ struct distributed_state {
     stamp[h.index] = exchange;
   }
   handle add(std::uint64_t id, const box_type& b, bool ghost) {
-    const handle h = grid.insert(b);
+    handle h;
+    if (periodic) {  // a slot only: owned objects are not in a grid
+      if (!free_slots.empty()) {
+        h.index = free_slots.back();
+        free_slots.pop_back();
+      } else {
+        h.index = slots++;
+      }
+      h.generation = 1;
+    } else {
+      h = grid.insert(b);
+    }
     note(h, id, b, ghost);
     return h;
   }
   void drop(handle h) {
-    grid.remove(h);
+    if (periodic)
+      free_slots.push_back(h.index);
+    else
+      grid.remove(h);
     state[h.index] = free_slot;
   }
   void clear_moves() {
@@ -135,7 +258,7 @@ struct distributed_state {
   }
   void set_box(handle h, const box_type& b) {
     if (!(box_of[h.index] == b)) {
-      grid.move(h, b);
+      if (!periodic) grid.move(h, b);
       box_of[h.index] = b;
     }
   }
@@ -407,7 +530,7 @@ struct distributed_state {
     // objects as one batch first (they were all staged before any removal or
     // re-insertion of the same id), then the others.
     if (!move_h.empty()) {
-      grid.move(std::span<const handle>(move_h), std::span<const box_type>(move_b));
+      if (!periodic) grid.move(std::span<const handle>(move_h), std::span<const box_type>(move_b));
       for (std::size_t k = 0; k < move_h.size(); ++k) box_of[move_h[k].index] = move_b[k];
       clear_moves();
     }
@@ -474,6 +597,11 @@ struct distributed_state {
     std::sort(arrived.begin(), arrived.end());
     std::sort(departed.begin(), departed.end());
 
+    if (periodic) {
+      exchange_images();
+      return static_cast<std::uint64_t>(total);
+    }
+
     // 5. Ghosts: every owned box to every other rank whose part it reaches.
     for (auto& v : out) v.clear();
     if (size > 1)
@@ -505,6 +633,71 @@ struct distributed_state {
     st.owned = owned.size();
     st.ghosts = ghosts.size();
     return static_cast<std::uint64_t>(total);
+  }
+
+  /// Periodic step 5: every image of every owned object that reaches the
+  /// (widened) domain goes to every rank whose part its clipped box reaches,
+  /// this rank included; the local grid is rebuilt from the images received.
+  void exchange_images() {
+    std::vector<std::vector<image_record>> out(size);
+    for_each_owned([&](std::size_t idx) {
+      const box_type& b = box_of[idx];
+      const std::uint64_t id = id_of[idx];
+      for_each_image(b, [&](const std::array<std::int32_t, D>& t, const box_type& c) {
+        route(c, [&](int r) { out[r].push_back(image_record{id, t, b, c}); });
+      });
+    });
+    const std::size_t own = out[rank].size();
+    images.clear();
+    exchange_records(out, images);
+    igrid.clear();
+    std::vector<box_type> boxes(images.size());
+    for (std::size_t k = 0; k < images.size(); ++k) boxes[k] = images[k].clipped;
+    const std::vector<handle> hs = igrid.insert(std::span<const box_type>(boxes));
+    image_of.assign(images.size(), 0);
+    for (std::size_t k = 0; k < hs.size(); ++k) {
+      if (hs[k].index >= image_of.size()) image_of.resize(hs[k].index + 1);
+      image_of[hs[k].index] = static_cast<std::uint32_t>(k);
+    }
+    st.owned = owned.size();
+    st.ghosts = images.size() - own;  // images of other ranks' objects held here
+  }
+
+  void find_periodic_pairs(std::vector<periodic_id_pair<D>>& out) {
+    commit();
+    const double t0 = MPI_Wtime();
+    igrid.find_pairs(local_pairs);
+    out.clear();
+    point q;
+    std::array<std::int32_t, D> t{}, s{};
+    for (const auto& hp : local_pairs) {
+      const image_record* x = &images[image_of[hp.a.index]];
+      const image_record* y = &images[image_of[hp.b.index]];
+      if (y->id < x->id) std::swap(x, y);
+      for (int i = 0; i < D; ++i) s[i] = y->shift[i] - x->shift[i];
+      if (x->id == y->id) {  // an object and its own image: s lexicographically positive
+        int first = 0;
+        while (first < D && s[first] == 0) ++first;
+        if (first == D) continue;  // cannot happen: one image per shift
+        if (s[first] < 0) {
+          std::swap(x, y);
+          for (int i = 0; i < D; ++i) s[i] = -s[i];
+        }
+      }
+      const box_type bi = periodic_image(y->raw, s, dom);
+      if (!overlaps(x->raw, bi)) continue;
+      wrap(x->raw, bi, q, t);
+      // The one image pair that decides (a, b, s): a's image under -t (then
+      // b's is under s - t), on the rank whose part holds q.
+      bool canonical = true;
+      for (int i = 0; i < D; ++i) canonical = canonical && x->shift[i] == -t[i];
+      if (rule == ownership_rule::max_of_mins && !canonical) continue;
+      if (rule != ownership_rule::owner_of_first && locate(q) != rank) continue;
+      out.push_back(periodic_id_pair<D>{x->id, y->id, s});
+    }
+    st.local_pairs = local_pairs.size();
+    st.pairs = out.size();
+    st.detect_seconds = MPI_Wtime() - t0;
   }
 
   bool keep(handle a, handle b) const {
@@ -559,6 +752,18 @@ void check_box_or_throw(const char* where, const auto& b) {
 
 template <int D, class T>
 distributed_hash_grids<D, T>::distributed_hash_grids(MPI_Comm comm, const distributed_config& c) {
+  init(comm, c, nullptr);
+}
+
+template <int D, class T>
+distributed_hash_grids<D, T>::distributed_hash_grids(MPI_Comm comm, const periodic_domain<D, T>& domain,
+                                                     const distributed_config& c) {
+  init(comm, c, &domain);
+}
+
+template <int D, class T>
+void distributed_hash_grids<D, T>::init(MPI_Comm comm, const distributed_config& c,
+                                        const periodic_domain<D, T>* domain) {
   MPI_Comm dup = MPI_COMM_NULL;
   detail::check_mpi(MPI_Comm_dup(comm, &dup), "Comm_dup");
   int code = -1;
@@ -568,12 +773,14 @@ distributed_hash_grids<D, T>::distributed_hash_grids(MPI_Comm comm, const distri
     if (!(c.rebalance_factor >= 1) || !std::isfinite(c.rebalance_factor))
       throw error(errc::bad_config, "distributed_config::rebalance_factor must be >= 1 and finite");
     if (c.samples_per_rank < 1) throw error(errc::bad_config, "distributed_config::samples_per_rank must be >= 1");
+    if (domain) validate_domain(*domain);
   } catch (const error& e) {
     code = static_cast<int>(e.code());
     message = e.what();
   }
   // The same configuration on every rank: compare min and max of each field.
-  double fields[12] = {c.grid.hierarchy_factor,
+  constexpr int nf = 12 + 3 * D;
+  double fields[nf] = {c.grid.hierarchy_factor,
                        double(c.grid.initial_cells[0]),
                        double(c.grid.initial_cells[1]),
                        double(c.grid.initial_cells[2]),
@@ -584,18 +791,25 @@ distributed_hash_grids<D, T>::distributed_hash_grids(MPI_Comm comm, const distri
                        double(static_cast<int>(c.grid.strategy)),
                        c.rebalance_factor,
                        double(c.samples_per_rank),
-                       0};
-  double lo[12], hi[12];
+                       domain ? 1.0 : 0.0};
+  // The periodic domain: which axes wrap, and their bounds (others ignored).
+  for (int i = 0; i < D; ++i) {
+    const bool wraps = domain && domain->periodic[i];
+    fields[12 + 3 * i] = wraps ? 1.0 : 0.0;
+    fields[13 + 3 * i] = wraps ? static_cast<double>(domain->bounds.min[i]) : 0.0;
+    fields[14 + 3 * i] = wraps ? static_cast<double>(domain->bounds.max[i]) : 0.0;
+  }
+  double lo[nf], hi[nf];
   for (double& f : fields)
     if (std::isnan(f)) f = -1e300;  // NaN fields compare equal here; validate_config reports them
   int rank = 0;
   MPI_Comm_rank(dup, &rank);
   try {
-    detail::check_mpi(MPI_Allreduce(fields, lo, 12, MPI_DOUBLE, MPI_MIN, dup), "Allreduce");
-    detail::check_mpi(MPI_Allreduce(fields, hi, 12, MPI_DOUBLE, MPI_MAX, dup), "Allreduce");
+    detail::check_mpi(MPI_Allreduce(fields, lo, nf, MPI_DOUBLE, MPI_MIN, dup), "Allreduce");
+    detail::check_mpi(MPI_Allreduce(fields, hi, nf, MPI_DOUBLE, MPI_MAX, dup), "Allreduce");
     if (code < 0 && std::memcmp(lo, hi, sizeof lo) != 0) {
       code = static_cast<int>(errc::bad_config);
-      message = "hhg::distributed_hash_grids: the ranks' configurations differ";
+      message = "hhg::distributed_hash_grids: the ranks' configurations (or periodic domains) differ";
     }
     // agree() needs a state; use a temporary one-off exchange here.
     int in[2] = {code < 0 ? INT_MAX : code, rank};
@@ -608,6 +822,7 @@ distributed_hash_grids<D, T>::distributed_hash_grids(MPI_Comm comm, const distri
       throw error(static_cast<errc>(out[0]), text);
     }
     s_ = std::make_unique<detail::distributed_state<D, T>>(c);
+    if (domain) s_->set_domain(*domain);
   } catch (...) {
     MPI_Comm_free(&dup);
     throw;
@@ -628,6 +843,7 @@ distributed_hash_grids<D, T>::~distributed_hash_grids() {
 template <int D, class T>
 void distributed_hash_grids<D, T>::insert(id_type id, const box_type& b) {
   check_box_or_throw("hhg::distributed_hash_grids::insert", b);
+  s_->check_periodic("hhg::distributed_hash_grids::insert", b);
   if (owns(id))
     throw error(errc::invalid_handle,
                 "hhg::distributed_hash_grids::insert: global id " + std::to_string(id) + " is already owned here");
@@ -643,6 +859,7 @@ void distributed_hash_grids<D, T>::insert(id_type id, const box_type& b) {
 template <int D, class T>
 void distributed_hash_grids<D, T>::move(id_type id, const box_type& b) {
   check_box_or_throw("hhg::distributed_hash_grids::move", b);
+  s_->check_periodic("hhg::distributed_hash_grids::move", b);
   if (!owns(id))
     throw error(errc::invalid_handle,
                 "hhg::distributed_hash_grids::move: global id " + std::to_string(id) + " is not owned by this rank");
@@ -739,7 +956,28 @@ std::uint64_t distributed_hash_grids<D, T>::commit() {
 
 template <int D, class T>
 void distributed_hash_grids<D, T>::find_pairs(std::vector<id_pair>& out) {
+  if (s_->periodic)  // the same on every rank (the domain was agreed): no rank waits
+    throw error(errc::bad_config,
+                "hhg::distributed_hash_grids::find_pairs: a periodic structure reports periodic_id_pair");
   s_->find_pairs(out);
+}
+
+template <int D, class T>
+void distributed_hash_grids<D, T>::find_pairs(std::vector<periodic_id_pair<D>>& out) {
+  if (!s_->periodic)
+    throw error(errc::bad_config,
+                "hhg::distributed_hash_grids::find_pairs: periodic_id_pair needs a periodic structure");
+  s_->find_periodic_pairs(out);
+}
+
+template <int D, class T>
+bool distributed_hash_grids<D, T>::is_periodic() const noexcept {
+  return s_->periodic;
+}
+
+template <int D, class T>
+auto distributed_hash_grids<D, T>::domain() const noexcept -> const periodic_domain<D, T>& {
+  return s_->dom;
 }
 
 template <int D, class T>
