@@ -135,21 +135,8 @@ struct distributed_state {
   /// The limits of periodic_pairs on periodic axes (errc::out_of_domain).
   void check_periodic(const char* where, const box_type& b) const {
     if (!periodic) return;
-    std::uint64_t count = 1;
-    for (int i = 0; i < D; ++i) {
-      if (!dom.periodic[i]) continue;
-      const double mn = b.min[i], mx = b.max[i], L = period[i];
-      if (!std::isfinite(mn) || !std::isfinite(mx) || mx - mn > 64 * L || mn < plo[i] - 1024 * L ||
-          mx > phi[i] + 1024 * L)
-        throw error(errc::out_of_domain, std::string(where) + ": on periodic axis " + std::to_string(i) +
-                                             " the box is infinite, spans more than 64 periods, or lies more than "
-                                             "1024 periods from the domain");
-      const auto t_lo = static_cast<std::int64_t>(std::ceil((plo[i] - L / 4 - mx) / L));
-      const auto t_hi = static_cast<std::int64_t>(std::floor((phi[i] + L / 4 - mn) / L));
-      count *= static_cast<std::uint64_t>(std::max(t_lo, t_hi) - t_lo + 1);
-    }
-    if (count > (1u << 16))
-      throw error(errc::out_of_domain, std::string(where) + ": the box has more than 65536 images");
+    const std::string problem = periodic_box_problem(dom, b);
+    if (!problem.empty()) throw error(errc::out_of_domain, std::string(where) + ": " + problem);
   }
 
   /// Calls f(shift, clipped) for every image of b whose box widened by delta
