@@ -20,6 +20,10 @@
 // rank that owns it (owns(id), owned_ids(), and arrived()/departed() list the
 // changes of the last collective call).
 //
+// Periodic domains: construct with an hhg::periodic_domain and call the
+// find_pairs overload taking periodic_id_pair: over all ranks, exactly the pairs
+// and shifts of hhg::periodic_pairs, each once (docs/distributed.md).
+//
 // Errors: a local call with bad input (NaN, min > max, an id already owned or
 // staged here, an id not owned here) throws hhg::error on that rank and
 // changes nothing. A collective call first agrees on errors found only

@@ -125,8 +125,11 @@ struct distributed_state {
       plo[i] = d.bounds.min[i];
       phi[i] = d.bounds.max[i];
       period[i] = static_cast<double>(d.bounds.max[i] - d.bounds.min[i]);  // as periodic_image computes it
-      // As periodic_pairs: far more than the rounding of any image, wrap or cast.
-      delta[i] = period[i] / 1024 + 64 * eps * (std::abs(plo[i]) + std::abs(phi[i]) + 2052 * period[i]);
+      // Far more than the rounding of any image, wrap or cast (a few roundings
+      // of numbers below |lo| + |hi| + 2100 L); periodic_pairs adds L / 1024 for
+      // its candidate search, not needed here (it would make every image
+      // larger by that: 5x the candidates of unit cubes in a domain of edge 360).
+      delta[i] = 64 * eps * (std::abs(plo[i]) + std::abs(phi[i]) + 2052 * period[i]);
       clip.min[i] = static_cast<T>(plo[i] - 2 * delta[i]);
       clip.max[i] = static_cast<T>(phi[i] + 2 * delta[i]);
     }
@@ -634,9 +637,13 @@ struct distributed_state {
         route(c, [&](int r) { out[r].push_back(image_record{id, t, b, c}); });
       });
     });
-    const std::size_t own = out[rank].size();
+    // This rank's own images skip MPI (the largest share, copied twice otherwise).
+    std::vector<image_record> own_images;
+    own_images.swap(out[rank]);
+    const std::size_t own = own_images.size();
     images.clear();
     exchange_records(out, images);
+    images.insert(images.end(), own_images.begin(), own_images.end());
     igrid.clear();
     std::vector<box_type> boxes(images.size());
     for (std::size_t k = 0; k < images.size(); ++k) boxes[k] = images[k].clipped;
