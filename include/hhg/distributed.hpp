@@ -32,7 +32,11 @@
 // staged operations are dropped, and the structure is as after the last
 // successful collective call. The constructor is collective and throws the
 // same hhg::error(errc::bad_config) on every rank when the ranks' configurations
-// differ or one is out of range.
+// differ or one is out of range. A failure of one rank inside a collective
+// call (std::bad_alloc, ...) is the same hhg::error(errc::capacity) on every
+// rank, no rank waits: during the id check or the local detection nothing has
+// changed (staged operations dropped); later the structure is left unusable
+// on every rank (every call throws errc::capacity; destroy it).
 #pragma once
 
 #include <mpi.h>
@@ -176,6 +180,10 @@ class distributed_hash_grids {
 
   /// For tests only: use a wrong ownership rule to show the tests catch it.
   void set_ownership_rule_for_testing(detail::ownership_rule r) noexcept;
+  /// For tests only: the next collective call throws std::bad_alloc on this
+  /// rank in phase `phase` (0 id check, 1 applying the staged operations,
+  /// 2 bisection, 3 migration, 4 arrivals, 5 ghost update, 6 local detection).
+  void inject_failure_for_testing(int phase) noexcept;
 
  private:
   void init(MPI_Comm comm, const distributed_config& c, const periodic_domain<D, T>* domain);

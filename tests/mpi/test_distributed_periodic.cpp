@@ -12,6 +12,8 @@
 // domain far from the origin, boxes infinite on the non-periodic axes; every
 // subset of periodic axes in 2D and 3D, float and double; dynamic steps with
 // migration. Negative controls: two wrong rules must fail the same check.
+// Failures: a std::bad_alloc injected on one rank in each phase of a collective
+// call is the same error on every rank, with no hang (plain and periodic).
 #include <mpi.h>
 
 #include <algorithm>
@@ -19,6 +21,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -416,6 +419,79 @@ void test_errors() {
   CHECK(code == static_cast<int>(hhg::errc::bad_config));
 }
 
+/// A failure (std::bad_alloc) of one rank inside a collective call, in each
+/// phase: every rank throws the same hhg::error(errc::capacity), no rank hangs;
+/// after a failure in the id check or the detection the structure works on
+/// (exact pairs on retry), after one in between every call throws on every rank.
+template <int D, class T, bool Periodic>
+void test_failures() {
+  const auto d = domain<D, T>((1u << D) - 1, 0);
+  const auto boxes = make_scene<D, T>(0, 21, 0, 200);
+  long long want_plain = 0;
+  for (std::size_t i = 0; i < boxes.size(); ++i)
+    for (std::size_t j = i + 1; j < boxes.size(); ++j) want_plain += hhg::overlaps(boxes[i], boxes[j]) ? 1 : 0;
+  for (int phase = 0; phase < 7; ++phase) {
+    std::unique_ptr<hhg::distributed_hash_grids<D, T>> gp =
+        Periodic ? std::make_unique<hhg::distributed_hash_grids<D, T>>(MPI_COMM_WORLD, d)
+                 : std::make_unique<hhg::distributed_hash_grids<D, T>>(MPI_COMM_WORLD);
+    auto& g = *gp;
+    insert_all(g, boxes, 0);
+    const int failing = phase % g_size;
+    if (g_rank == failing) g.inject_failure_for_testing(phase);
+    auto collective = [&]() -> std::pair<int, unsigned long long> {  // error code (-1: none), message hash
+      try {
+        if constexpr (Periodic) {
+          pair_list<D> mine;
+          g.find_pairs(mine);
+        } else {
+          std::vector<std::pair<std::uint64_t, std::uint64_t>> mine;
+          g.find_pairs(mine);
+        }
+      } catch (const hhg::error& e) {
+        unsigned long long h = 1469598103934665603ull;
+        for (const char* c = e.what(); *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
+        return {static_cast<int>(e.code()), h};
+      }
+      return {-1, 0};
+    };
+    const auto [code, hash] = collective();
+    const bool happens = phase != 2 || g_size > 1;  // one rank never bisects
+    if (!happens) {
+      CHECK(code == -1);
+      continue;
+    }
+    CHECK(code == static_cast<int>(hhg::errc::capacity));
+    unsigned long long lo = 0, hi = 0;
+    MPI_Allreduce(&hash, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&hash, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(lo == hi);  // the same message on every rank
+    const bool clean = phase == 0 || phase == 6;
+    if (clean) {
+      if (phase == 0) insert_all(g, boxes, 0);  // the staged inserts were dropped
+      if constexpr (Periodic) {
+        expect_exact(g, d, boxes, "after a failure in phase " + std::to_string(phase));
+      } else {
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> mine;
+        g.find_pairs(mine);
+        long long n = static_cast<long long>(mine.size()), sum = 0;
+        MPI_Allreduce(&n, &sum, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        CHECK(sum == want_plain);
+      }
+    } else {
+      const auto [again, ignored] = collective();  // broken on every rank: throws without communicating
+      (void)ignored;
+      CHECK(again == static_cast<int>(hhg::errc::capacity));
+      int insert_code = -1;
+      try {
+        g.insert(1000000 + static_cast<std::uint64_t>(g_rank), boxes[0]);
+      } catch (const hhg::error& e) {
+        insert_code = static_cast<int>(e.code());
+      }
+      CHECK(insert_code == static_cast<int>(hhg::errc::capacity));
+    }
+  }
+}
+
 template <int D, class T>
 void run_all(const char* name) {
   const double t0 = MPI_Wtime();
@@ -427,6 +503,10 @@ void run_all(const char* name) {
   test_negative_control<D, T>();
   g_test = std::string(name) + " errors";
   test_errors<D, T>();
+  g_test = std::string(name) + " failures (plain)";
+  test_failures<D, T, false>();
+  g_test = std::string(name) + " failures (periodic)";
+  test_failures<D, T, true>();
   if (g_rank == 0) std::printf("%s: done in %.2f s\n", name, MPI_Wtime() - t0);
 }
 
