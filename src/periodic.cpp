@@ -186,10 +186,10 @@ void periodic_pairs(const periodic_domain<D, T>& d, std::span<const box<D, T>> b
   std::sort(out.begin(), out.end());
 }
 
-#define HHG_PERIODIC(D, T)                                                                     \
-  template void validate_domain<D, T>(const periodic_domain<D, T>&);                           \
+#define HHG_PERIODIC(D, T)                                                                         \
+  template void validate_domain<D, T>(const periodic_domain<D, T>&);                               \
   template std::string periodic_box_problem<D, T>(const periodic_domain<D, T>&, const box<D, T>&); \
-  template void periodic_pairs<D, T>(const periodic_domain<D, T>&, std::span<const box<D, T>>, \
+  template void periodic_pairs<D, T>(const periodic_domain<D, T>&, std::span<const box<D, T>>,     \
                                      std::vector<periodic_pair<D>>&, const config&);
 HHG_PERIODIC(2, float)
 HHG_PERIODIC(2, double)

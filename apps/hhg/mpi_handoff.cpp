@@ -63,8 +63,7 @@ int mpi_handoff(int argc, char** argv) {
   if (rank < 0) rank = 0;
   const std::string command = argc > 1 ? argv[1] : "";
   const bool distributed = command == "pairs" || command == "run";
-  const bool serial_only =
-      command == "replay" || command == "bench" || command == "query" || command == "neighbors";
+  const bool serial_only = command == "replay" || command == "bench" || command == "query" || command == "neighbors";
   if (!distributed && !serial_only) {  // --help, --version, usage errors: once, from rank 0
     if (rank == 0) return -1;
     return several ? 0 : -1;
@@ -89,8 +88,7 @@ int mpi_handoff(int argc, char** argv) {
     args.push_back(nullptr);
     args[0] = target.data();
     ::execv(target.c_str(), args.data());
-    if (rank == 0)
-      std::fprintf(stderr, "hhg: cannot start %s: %s\n", target.c_str(), std::strerror(errno));
+    if (rank == 0) std::fprintf(stderr, "hhg: cannot start %s: %s\n", target.c_str(), std::strerror(errno));
     return 2;
   }
   if (maybe) return -1;  // rank 0 of an unknown number of ranks, no hhg_mpi: serial

@@ -28,13 +28,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <type_traits>
 #include <memory>
 #include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "hhg/distributed.hpp"
@@ -278,7 +278,8 @@ int pairs_command(const std::vector<std::string>& args) {
           else
             check(d3);
           if (!problem.empty())
-            throw hhg::error(hhg::errc::out_of_domain, "hhg::periodic_pairs: box " + std::to_string(k) + ": " + problem);
+            throw hhg::error(hhg::errc::out_of_domain,
+                             "hhg::periodic_pairs: box " + std::to_string(k) + ": " + problem);
         }
       }
     } catch (const std::exception& e) {
@@ -479,13 +480,16 @@ int run_scenario(const run_settings& o) {
       return 1;
     }
     const auto& st = g.stats();
-    double mx[6] = {t, st.commit_seconds, st.detect_seconds, static_cast<double>(st.owned),
-                    static_cast<double>(st.ghosts), static_cast<double>(st.bytes_sent)};
+    double mx[6] = {t,
+                    st.commit_seconds,
+                    st.detect_seconds,
+                    static_cast<double>(st.owned),
+                    static_cast<double>(st.ghosts),
+                    static_cast<double>(st.bytes_sent)};
     double mx_out[6];
     MPI_Reduce(mx, mx_out, 6, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    double sums[5] = {static_cast<double>(st.ghosts), static_cast<double>(st.bytes_sent),
-                      static_cast<double>(st.pairs), static_cast<double>(st.migrated_out),
-                      static_cast<double>(st.owned)};
+    double sums[5] = {static_cast<double>(st.ghosts), static_cast<double>(st.bytes_sent), static_cast<double>(st.pairs),
+                      static_cast<double>(st.migrated_out), static_cast<double>(st.owned)};
     double sums_out[5];
     MPI_Reduce(sums, sums_out, 5, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     if (g_rank == 0) {

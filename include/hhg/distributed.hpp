@@ -41,8 +41,8 @@
 
 #include <mpi.h>
 
-#include <cstddef>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <utility>

@@ -80,7 +80,7 @@ struct distributed_state {
     box_type raw;      // the object's box
     box_type clipped;  // its image under `shift`, widened by delta, cut to `clip`
   };
-  std::vector<image_record> images;  // the images this rank holds (this step)
+  std::vector<image_record> images;     // the images this rank holds (this step)
   std::vector<std::uint32_t> image_of;  // igrid handle.index -> index in images
   hash_grids<D, T> igrid;
 
@@ -483,9 +483,9 @@ struct distributed_state {
   // ----- failures ------------------------------------------------------------------
   enum phase : int { p_directory, p_apply, p_bisect, p_migrate, p_arrive, p_ghosts, p_detect, p_count };
   static const char* phase_name(int p) {
-    static constexpr const char* names[] = {"the id check",      "applying the staged operations",
-                                            "the bisection",     "the migration",
-                                            "the arrivals",      "the ghost update",
+    static constexpr const char* names[] = {"the id check",       "applying the staged operations",
+                                            "the bisection",      "the migration",
+                                            "the arrivals",       "the ghost update",
                                             "the local detection"};
     return names[p];
   }
@@ -504,10 +504,9 @@ struct distributed_state {
       f();
     } catch (const std::exception& e) {
       fail_code = static_cast<int>(errc::capacity);
-      fail_message = "hhg::distributed_hash_grids: rank " + std::to_string(rank) + " failed during " +
-                     phase_name(p) + " (" +
-                     (dynamic_cast<const std::bad_alloc*>(&e) ? std::string("out of memory") : std::string(e.what())) +
-                     ")";
+      fail_message =
+          "hhg::distributed_hash_grids: rank " + std::to_string(rank) + " failed during " + phase_name(p) + " (" +
+          (dynamic_cast<const std::bad_alloc*>(&e) ? std::string("out of memory") : std::string(e.what())) + ")";
     }
   }
   /// An agreement point: when any rank failed, every rank throws the error

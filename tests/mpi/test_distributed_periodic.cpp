@@ -372,9 +372,9 @@ void test_errors() {
     good.max[i] = 2;
   }
   wide = far = inf = good;
-  wide.max[0] = 700;                                     // more than 64 periods
-  far.min[0] = far.max[0] = 20000;                       // more than 1024 periods away
-  inf.max[0] = std::numeric_limits<T>::infinity();       // infinite on a periodic axis
+  wide.max[0] = 700;                                // more than 64 periods
+  far.min[0] = far.max[0] = 20000;                  // more than 1024 periods away
+  inf.max[0] = std::numeric_limits<T>::infinity();  // infinite on a periodic axis
   for (const auto& b : {wide, far, inf}) {
     int code = -1;
     try {
