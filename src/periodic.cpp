@@ -38,6 +38,26 @@ void validate_domain(const periodic_domain<D, T>& d) {
 }
 
 template <int D, class T>
+std::string periodic_box_problem(const periodic_domain<D, T>& d, const box<D, T>& b) {
+  std::uint64_t images = 1;
+  for (int i = 0; i < D; ++i) {
+    if (!d.periodic[i]) continue;
+    const double lo = d.bounds.min[i], hi = d.bounds.max[i];
+    const double L = static_cast<double>(d.bounds.max[i] - d.bounds.min[i]);
+    const double mn = b.min[i], mx = b.max[i];
+    if (!std::isfinite(mn) || !std::isfinite(mx) || mx - mn > max_span_periods * L ||
+        mn < lo - max_distance_periods * L || mx > hi + max_distance_periods * L)
+      return "on periodic axis " + std::to_string(i) +
+             " the box is infinite, spans more than 64 periods, or lies more than 1024 periods from the domain";
+    const auto t_lo = static_cast<std::int64_t>(std::ceil((lo - L / 4 - mx) / L));
+    const auto t_hi = static_cast<std::int64_t>(std::floor((hi + L / 4 - mn) / L));
+    images *= static_cast<std::uint64_t>(std::max(t_lo, t_hi) - t_lo + 1);
+    if (images > max_images) return "the box has more than 65536 images";
+  }
+  return {};
+}
+
+template <int D, class T>
 void periodic_pairs(const periodic_domain<D, T>& d, std::span<const box<D, T>> boxes,
                     std::vector<periodic_pair<D>>& out, const config& c) {
   out.clear();
@@ -166,9 +186,10 @@ void periodic_pairs(const periodic_domain<D, T>& d, std::span<const box<D, T>> b
   std::sort(out.begin(), out.end());
 }
 
-#define HHG_PERIODIC(D, T)                                                                     \
-  template void validate_domain<D, T>(const periodic_domain<D, T>&);                           \
-  template void periodic_pairs<D, T>(const periodic_domain<D, T>&, std::span<const box<D, T>>, \
+#define HHG_PERIODIC(D, T)                                                                         \
+  template void validate_domain<D, T>(const periodic_domain<D, T>&);                               \
+  template std::string periodic_box_problem<D, T>(const periodic_domain<D, T>&, const box<D, T>&); \
+  template void periodic_pairs<D, T>(const periodic_domain<D, T>&, std::span<const box<D, T>>,     \
                                      std::vector<periodic_pair<D>>&, const config&);
 HHG_PERIODIC(2, float)
 HHG_PERIODIC(2, double)

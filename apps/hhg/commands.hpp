@@ -42,6 +42,8 @@ struct pairs_options {
   std::string file;
   std::string order = "auto";     // sorted, stream, auto
   std::uint64_t sort_memory = 0;  // 0: a quarter of the physical memory
+  std::string periodic;           // --periodic AXES (empty: not periodic)
+  std::string domain;             // --domain LO,HI[,...]
   output_options out;
   grid_options grid;
   unsigned threads = 0;

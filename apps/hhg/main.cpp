@@ -89,6 +89,12 @@ int dispatch(int argc, char** argv) {
 
 }  // namespace
 
+namespace hhg::cli {
+int mpi_handoff(int argc, char** argv);  // mpi_handoff.cpp
+}
+
 int main(int argc, char** argv) {
+  // Under mpiexec with several ranks, pairs and run become hhg_mpi (exec).
+  if (const int status = hhg::cli::mpi_handoff(argc, argv); status >= 0) return status;
   return guarded([&] { return dispatch(argc, argv); });
 }

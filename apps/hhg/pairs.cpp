@@ -28,6 +28,8 @@
 
 #include "commands.hpp"
 #include "hhg/hash_grids.hpp"
+#include "hhg/periodic.hpp"
+#include "input.hpp"
 #include "io.hpp"
 #include "methods.hpp"
 #include "options.hpp"
@@ -36,24 +38,6 @@
 namespace hhg::cli {
 
 namespace {
-
-template <int D>
-std::vector<box<D, double>> read_boxes(line_reader& in) {
-  std::vector<box<D, double>> boxes;
-  std::vector<std::string_view> fields;
-  std::string_view line;
-  while (in.next(line)) {
-    if (is_ignorable(line)) continue;
-    constexpr std::size_t count = std::size_t{2} * D;
-    const std::size_t found = split_fields(line, fields, count);
-    if (found != count)
-      fail_at(in.line_number(), "expected " + std::to_string(count) + " numbers, found " + std::to_string(found));
-    boxes.push_back(parse_box<D>(fields, 0, in.line_number()));
-  }
-  if (boxes.size() > std::numeric_limits<std::uint32_t>::max())
-    throw input_error("too many boxes (at most 4294967295)");
-  return boxes;
-}
 
 /// Writes the pairs in the chosen format; `count` is the number of pairs when
 /// known before they are written (sorted), else counted as they pass.
@@ -191,6 +175,56 @@ int run_pairs(line_reader& in, const pairs_options& o) {
   return exit_ok;
 }
 
+/// `hhg pairs --periodic AXES --domain BOUNDS`: hhg::periodic_pairs, each
+/// pair once per image shift, sorted by (i, j, shift).
+template <int D>
+int run_periodic_pairs(line_reader& in, const pairs_options& o) {
+  if (o.periodic.empty()) throw usage_error("pairs: --domain needs --periodic AXES (which axes wrap around)");
+  if (o.domain.empty()) throw usage_error("pairs: --periodic needs --domain LO,HI (the periodic domain)");
+  const periodic_domain<D, double> d = parse_periodic<D>(o.periodic, o.domain);
+  if (o.method != "hhg") throw usage_error("pairs: --periodic works with --method hhg only");
+  if (o.order == "stream") throw usage_error("pairs: --periodic pairs are always sorted (no --order stream)");
+  const config cfg = make_config(o.grid, D, "pairs");
+  const std::vector<box<D, double>> boxes = read_boxes<D>(in);
+  std::vector<periodic_pair<D>> pairs;
+  periodic_pairs(d, std::span<const box<D, double>>(boxes), pairs, cfg);
+  output out(stdout);
+  const output_options& f = o.out;
+  if (f.count) {
+    if (f.format == "csv" && !f.skip_header) out.put("pairs\n");
+    if (f.format == "json") out.put("{\"count\": ");
+    out.put_uint(pairs.size());
+    out.put(f.format == "json" ? "}\n" : "\n");
+  } else if (f.format == "text") {
+    for (const auto& p : pairs) put_periodic_pair<D>(out, p.a, p.b, p.shift);
+  } else if (f.format == "csv") {
+    if (!f.skip_header) out.put(D == 2 ? "i,j,sx,sy\n" : "i,j,sx,sy,sz\n");
+    for (const auto& p : pairs) {
+      out.put_uint(p.a);
+      out.put(',');
+      out.put_uint(p.b);
+      for (int k = 0; k < D; ++k) out.put("," + std::to_string(p.shift[k]));
+      out.put('\n');
+    }
+  } else {
+    out.put("{\"pairs\": [");
+    for (std::size_t n = 0; n < pairs.size(); ++n) {
+      out.put(n == 0 ? "\n  [" : ",\n  [");
+      out.put_uint(pairs[n].a);
+      out.put(", ");
+      out.put_uint(pairs[n].b);
+      out.put(", [");
+      for (int k = 0; k < D; ++k) out.put((k ? ", " : "") + std::to_string(pairs[n].shift[k]));
+      out.put("]]");
+    }
+    out.put(pairs.empty() ? "], \"count\": " : "\n], \"count\": ");
+    out.put_uint(pairs.size());
+    out.put("}\n");
+  }
+  out.flush();
+  return exit_ok;
+}
+
 }  // namespace
 
 CLI::App* add_pairs_command(CLI::App& app, pairs_options& o) {
@@ -207,6 +241,12 @@ CLI::App* add_pairs_command(CLI::App& app, pairs_options& o) {
                   "Bytes the sorted list may take with --order auto (12 per pair; default: a quarter of the "
                   "physical memory)")
       ->check(integer_in(1, std::numeric_limits<std::uint64_t>::max()));
+  sub->add_option("--periodic", o.periodic,
+                  "Axes that wrap around: a comma list of x, y, z, or all (needs --domain); each pair is "
+                  "reported once per image shift, as 'i j s_1 .. s_dim'");
+  sub->add_option("--domain", o.domain,
+                  "The periodic domain: LO,HI for every periodic axis, or LO,HI per axis "
+                  "(LO_x,HI_x,LO_y,HI_y[,LO_z,HI_z]; bounds of non-periodic axes ignored)");
   add_output_options(sub, o.out);
   add_threads_option(sub, o.threads);
   add_grid_options(sub, o.grid);
@@ -219,16 +259,19 @@ CLI::App* add_pairs_command(CLI::App& app, pairs_options& o) {
       "sorted (see --order). Touching boxes overlap. --format csv: header 'i,j' then 'i,j'\n"
       "rows; --format json: {\"pairs\": [[i, j], ...], \"count\": P}. --count: only P\n"
       "(csv header 'pairs'; json {\"count\": P}). The hash grid flags apply to --method hhg.\n"
+      "--periodic AXES --domain LO,HI: box i overlaps box j moved by s_k periods on each\n"
+      "periodic axis k; one line 'i j s_1 .. s_dim' per (pair, shift), sorted, i <= j\n"
+      "(i == j: a box meets its own image, shift lexicographically positive);\n"
+      "csv 'i,j,sx,sy[,sz]', json [[i, j, [sx, ...]], ...]. See docs/distributed.md.\n"
       "A bad line: message on standard error, status 2, no output.");
   return sub;
 }
 
 int pairs_command(const pairs_options& o) {
   line_reader in(o.file);
-  std::string_view first;
-  const bool have_first = in.next(first);
-  const int dim = choose_dimension(o.dim, have_first ? std::optional<std::string_view>(first) : std::nullopt);
-  if (have_first) in.unread();
+  const int dim = read_dimension(in, o.dim);
+  if (!o.periodic.empty() || !o.domain.empty())
+    return dim == 2 ? run_periodic_pairs<2>(in, o) : run_periodic_pairs<3>(in, o);
   return dim == 2 ? run_pairs<2>(in, o) : run_pairs<3>(in, o);
 }
 

@@ -20,6 +20,10 @@
 // rank that owns it (owns(id), owned_ids(), and arrived()/departed() list the
 // changes of the last collective call).
 //
+// Periodic domains: construct with an hhg::periodic_domain and call the
+// find_pairs overload taking periodic_id_pair: over all ranks, exactly the pairs
+// and shifts of hhg::periodic_pairs, each once (docs/distributed.md).
+//
 // Errors: a local call with bad input (NaN, min > max, an id already owned or
 // staged here, an id not owned here) throws hhg::error on that rank and
 // changes nothing. A collective call first agrees on errors found only
@@ -28,11 +32,16 @@
 // staged operations are dropped, and the structure is as after the last
 // successful collective call. The constructor is collective and throws the
 // same hhg::error(errc::bad_config) on every rank when the ranks' configurations
-// differ or one is out of range.
+// differ or one is out of range. A failure of one rank inside a collective
+// call (std::bad_alloc, ...) is the same hhg::error(errc::capacity) on every
+// rank, no rank waits: during the id check or the local detection nothing has
+// changed (staged operations dropped); later the structure is left unusable
+// on every rank (every call throws errc::capacity; destroy it).
 #pragma once
 
 #include <mpi.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -42,6 +51,7 @@
 #include "hhg/box.hpp"
 #include "hhg/config.hpp"
 #include "hhg/error.hpp"
+#include "hhg/periodic.hpp"
 
 namespace hhg {
 
@@ -73,6 +83,18 @@ struct distributed_statistics {
   double detect_seconds = 0;        ///< local detection and the ownership filter (find_pairs)
 };
 
+/// A pair of a periodic structure: box `a` overlaps the image of box `b` under
+/// `shift` (periodic_image), a <= b, as hhg::periodic_pairs reports it (a == b:
+/// an object meeting its own image, shift lexicographically positive).
+template <int D>
+struct periodic_id_pair {
+  std::uint64_t a = 0;
+  std::uint64_t b = 0;
+  std::array<std::int32_t, D> shift{};
+  friend constexpr bool operator==(const periodic_id_pair&, const periodic_id_pair&) = default;
+  friend constexpr auto operator<=>(const periodic_id_pair&, const periodic_id_pair&) = default;
+};
+
 namespace detail {
 template <int D, class T>
 struct distributed_state;
@@ -93,6 +115,12 @@ class distributed_hash_grids {
   /// Collective over `comm` (duplicated; the duplicate is freed by the
   /// destructor, which is therefore collective too).
   explicit distributed_hash_grids(MPI_Comm comm, const distributed_config& c = {});
+  /// A periodic structure (collective, as above): the domain's periodic axes
+  /// wrap around as in hhg/periodic.hpp. Every rank must pass the same domain
+  /// (else errc::bad_config on every rank, as for a bad domain). Boxes must
+  /// satisfy periodic_pairs' limits on periodic axes (errc::out_of_domain from
+  /// insert/move on the calling rank). Pairs come from the periodic find_pairs.
+  distributed_hash_grids(MPI_Comm comm, const periodic_domain<D, T>& domain, const distributed_config& c = {});
   ~distributed_hash_grids();
   distributed_hash_grids(const distributed_hash_grids&) = delete;
   distributed_hash_grids& operator=(const distributed_hash_grids&) = delete;
@@ -128,6 +156,17 @@ class distributed_hash_grids {
   /// every overlapping pair exactly once.
   void find_pairs(std::vector<id_pair>& out);
 
+  /// Collective, periodic structures only: commit(), then clears `out` and
+  /// appends the periodic pairs this rank owns. Over all ranks: exactly the
+  /// pairs (and shifts) hhg::periodic_pairs reports for the same boxes, each
+  /// once. (The plain find_pairs throws errc::bad_config on a periodic
+  /// structure and this one on a plain structure, on every rank alike.)
+  void find_pairs(std::vector<periodic_id_pair<D>>& out);
+  /// True when constructed with a periodic domain.
+  bool is_periodic() const noexcept;
+  /// The periodic domain (no periodic axis for a plain structure).
+  const periodic_domain<D, T>& domain() const noexcept;
+
   /// The part of space this rank owns: per axis [lo, hi), the outer parts
   /// reaching to -inf / +inf (included). Valid after the first collective call.
   box_type part() const;
@@ -141,8 +180,13 @@ class distributed_hash_grids {
 
   /// For tests only: use a wrong ownership rule to show the tests catch it.
   void set_ownership_rule_for_testing(detail::ownership_rule r) noexcept;
+  /// For tests only: the next collective call throws std::bad_alloc on this
+  /// rank in phase `phase` (0 id check, 1 applying the staged operations,
+  /// 2 bisection, 3 migration, 4 arrivals, 5 ghost update, 6 local detection).
+  void inject_failure_for_testing(int phase) noexcept;
 
  private:
+  void init(MPI_Comm comm, const distributed_config& c, const periodic_domain<D, T>* domain);
   std::unique_ptr<detail::distributed_state<D, T>> s_;
 };
 

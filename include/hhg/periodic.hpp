@@ -20,6 +20,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -66,6 +67,14 @@ box<D, T> periodic_image(const box<D, T>& b, const std::type_identity_t<std::arr
 /// finite with min < max (and a finite period).
 template <int D, class T>
 void validate_domain(const periodic_domain<D, T>& d);
+
+/// Empty when `b` fits the limits above on the periodic axes of `d` (finite,
+/// at most 64 periods wide, within 1024 periods of the domain, at most 65536
+/// images near it); otherwise what is wrong ("on periodic axis 0 the box ...").
+/// NaN and min > max are not checked here (check_box). The one statement of
+/// the limits: periodic_pairs, distributed_hash_grids and the tools use it.
+template <int D, class T>
+std::string periodic_box_problem(const periodic_domain<D, T>& d, const box<D, T>& b);
 
 /// Clears `out` and appends every periodic pair (see above), sorted by (a, b,
 /// shift). Candidates come from an hhg::hash_grids of the boxes' images near

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <numeric>
 #include <string>
 #include <type_traits>
@@ -64,6 +65,25 @@ struct distributed_state {
   };
 
   MPI_Comm comm = MPI_COMM_NULL;
+  // ----- periodic mode (docs/distributed.md, "Periodic domains over MPI") -----
+  // Owned objects are then kept out of `grid` (slots only); the local grid of
+  // the detection is `igrid`, rebuilt every step from the images received.
+  bool periodic = false;
+  periodic_domain<D, T> dom{};
+  std::array<double, D> plo{}, phi{}, period{}, delta{};
+  box_type clip{};  // the domain widened by 2 delta on periodic axes, everything elsewhere
+  std::vector<std::uint32_t> free_slots;
+  std::uint32_t slots = 0;
+  struct image_record {
+    std::uint64_t id;
+    std::array<std::int32_t, D> shift;
+    box_type raw;      // the object's box
+    box_type clipped;  // its image under `shift`, widened by delta, cut to `clip`
+  };
+  std::vector<image_record> images;     // the images this rank holds (this step)
+  std::vector<std::uint32_t> image_of;  // igrid handle.index -> index in images
+  hash_grids<D, T> igrid;
+
   int rank = 0;
   int size = 1;
   distributed_config cfg;
@@ -87,13 +107,103 @@ struct distributed_state {
   std::unordered_map<std::uint64_t, staged_op> staged;
   std::unordered_set<std::uint64_t> directory;  // live ids whose directory_rank is this rank
 
+  // ----- failures between collectives (docs/distributed.md, "A failure in a collective call") -----
+  // A rank that fails locally (std::bad_alloc, ...) keeps taking part in the
+  // collectives of the call up to the next agreement point, where every rank
+  // throws the same error. Failures before anything changed leave the
+  // structure as it was; later ones leave it `broken` on every rank alike.
+  int fail_code = -1;
+  std::string fail_message;
+  bool broken = false;
+  int inject_phase = -1;  // test hook: throw std::bad_alloc at this phase (this rank)
+
   std::vector<node> tree;  // root at 0; empty before the first bisection
   double achieved_imbalance = 1;
   std::vector<std::uint64_t> arrived, departed;
   distributed_statistics st;
   std::vector<handle_pair> local_pairs;
 
-  distributed_state(const distributed_config& c) : cfg(c), grid(c.grid) {}
+  distributed_state(const distributed_config& c) : igrid(c.grid), cfg(c), grid(c.grid) {}
+
+  void set_domain(const periodic_domain<D, T>& d) {
+    periodic = true;
+    dom = d;
+    constexpr double eps = std::numeric_limits<T>::epsilon();
+    for (int i = 0; i < D; ++i) {
+      clip.min[i] = -std::numeric_limits<T>::infinity();
+      clip.max[i] = std::numeric_limits<T>::infinity();
+      if (!d.periodic[i]) continue;
+      plo[i] = d.bounds.min[i];
+      phi[i] = d.bounds.max[i];
+      period[i] = static_cast<double>(d.bounds.max[i] - d.bounds.min[i]);  // as periodic_image computes it
+      // Far more than the rounding of any image, wrap or cast (a few roundings
+      // of numbers below |lo| + |hi| + 2100 L); periodic_pairs adds L / 1024 for
+      // its candidate search, not needed here (it would make every image
+      // larger by that: 5x the candidates of unit cubes in a domain of edge 360).
+      delta[i] = 64 * eps * (std::abs(plo[i]) + std::abs(phi[i]) + 2052 * period[i]);
+      clip.min[i] = static_cast<T>(plo[i] - 2 * delta[i]);
+      clip.max[i] = static_cast<T>(phi[i] + 2 * delta[i]);
+    }
+  }
+
+  /// The limits of periodic_pairs on periodic axes (errc::out_of_domain).
+  void check_periodic(const char* where, const box_type& b) const {
+    if (!periodic) return;
+    const std::string problem = periodic_box_problem(dom, b);
+    if (!problem.empty()) throw error(errc::out_of_domain, std::string(where) + ": " + problem);
+  }
+
+  /// Calls f(shift, clipped) for every image of b whose box widened by delta
+  /// meets `clip` (the images another box's pair may need; see the proof).
+  template <class F>
+  void for_each_image(const box_type& b, F&& f) const {
+    std::array<std::int32_t, D> t_lo{}, t_hi{}, t{};
+    for (int i = 0; i < D; ++i) {
+      if (!dom.periodic[i]) continue;
+      const double L = period[i];
+      t_lo[i] = static_cast<std::int32_t>(std::ceil((plo[i] - 3 * delta[i] - static_cast<double>(b.max[i])) / L));
+      t_hi[i] = static_cast<std::int32_t>(std::floor((phi[i] + 3 * delta[i] - static_cast<double>(b.min[i])) / L));
+      if (t_hi[i] < t_lo[i]) return;
+    }
+    t = t_lo;
+    while (true) {
+      box_type im = periodic_image(b, t, dom);
+      bool meets = true;
+      for (int i = 0; i < D; ++i) {
+        if (!dom.periodic[i]) continue;
+        im.min[i] = std::max(clip.min[i], static_cast<T>(static_cast<double>(im.min[i]) - delta[i]));
+        im.max[i] = std::min(clip.max[i], static_cast<T>(static_cast<double>(im.max[i]) + delta[i]));
+        if (!(im.min[i] <= im.max[i])) meets = false;
+      }
+      if (meets) f(t, im);
+      int i = 0;
+      for (; i < D; ++i) {
+        if (t[i] < t_hi[i]) {
+          ++t[i];
+          break;
+        }
+        t[i] = t_lo[i];
+      }
+      if (i == D) break;
+    }
+  }
+
+  /// The point where a pair is decided: p = max(min_a, min_b') (b' the image),
+  /// moved into the domain by whole periods; t: the periods it was moved by
+  /// (q = p - t L, computed in double, then in T).
+  void wrap(const box_type& a, const box_type& bi, point& q, std::array<std::int32_t, D>& t) const {
+    for (int i = 0; i < D; ++i) {
+      const T p = std::max(a.min[i], bi.min[i]);
+      if (!dom.periodic[i]) {
+        q[i] = p;
+        t[i] = 0;
+        continue;
+      }
+      const double k = std::floor((static_cast<double>(p) - plo[i]) / period[i]);
+      t[i] = static_cast<std::int32_t>(k);
+      q[i] = static_cast<T>(static_cast<double>(p) - k * period[i]);
+    }
+  }
 
   // ----- bookkeeping of the local grid ---------------------------------------
   void note(handle h, std::uint64_t id, const box_type& b, bool ghost) {
@@ -113,12 +223,26 @@ struct distributed_state {
     stamp[h.index] = exchange;
   }
   handle add(std::uint64_t id, const box_type& b, bool ghost) {
-    const handle h = grid.insert(b);
+    handle h;
+    if (periodic) {  // a slot only: owned objects are not in a grid
+      if (!free_slots.empty()) {
+        h.index = free_slots.back();
+        free_slots.pop_back();
+      } else {
+        h.index = slots++;
+      }
+      h.generation = 1;
+    } else {
+      h = grid.insert(b);
+    }
     note(h, id, b, ghost);
     return h;
   }
   void drop(handle h) {
-    grid.remove(h);
+    if (periodic)
+      free_slots.push_back(h.index);
+    else
+      grid.remove(h);
     state[h.index] = free_slot;
   }
   void clear_moves() {
@@ -135,7 +259,7 @@ struct distributed_state {
   }
   void set_box(handle h, const box_type& b) {
     if (!(box_of[h.index] == b)) {
-      grid.move(h, b);
+      if (!periodic) grid.move(h, b);
       box_of[h.index] = b;
     }
   }
@@ -249,32 +373,44 @@ struct distributed_state {
     if (total > budget) s = std::min<std::uint64_t>(n, (budget * n + total - 1) / total);
     if (n > 0 && s == 0) s = 1;
     std::vector<sample> mine;
-    mine.reserve(s);
-    std::uint64_t k = 0, next_pick = 0, picked = 0;
-    for_each_owned([&](std::size_t idx) {
-      if (picked < s && k == next_pick) {
-        mine.push_back(sample{reference_point(box_of[idx]), static_cast<double>(n) / static_cast<double>(s)});
-        ++picked;
-        next_pick = picked * n / s;
-      }
-      ++k;
-    });
-    int mine_bytes = static_cast<int>(mine.size() * sizeof(sample));
     std::vector<int> counts(size), displs(size);
+    guarded(p_bisect, [&] {
+      mine.reserve(s);
+      std::uint64_t k = 0, next_pick = 0, picked = 0;
+      for_each_owned([&](std::size_t idx) {
+        if (picked < s && k == next_pick) {
+          mine.push_back(sample{reference_point(box_of[idx]), static_cast<double>(n) / static_cast<double>(s)});
+          ++picked;
+          next_pick = picked * n / s;
+        }
+        ++k;
+      });
+    });
+    checkpoint(false);
+    int mine_bytes = static_cast<int>(mine.size() * sizeof(sample));
     check_mpi(MPI_Allgather(&mine_bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, comm), "Allgather");
     long long all = 0;
     for (int r = 0; r < size; ++r) {
-      displs[r] = static_cast<int>(all);
+      displs[r] = static_cast<int>(std::min<long long>(all, INT_MAX));
       all += counts[r];
     }
-    if (all > INT_MAX) throw error(errc::capacity, "hhg::distributed_hash_grids: bisection sample too large");
-    std::vector<sample> pts(static_cast<std::size_t>(all) / sizeof(sample));
+    int code = -1;
+    std::string message;
+    if (all > INT_MAX) {  // the same on every rank
+      code = static_cast<int>(errc::capacity);
+      message = "hhg::distributed_hash_grids: bisection sample too large";
+    }
+    std::vector<sample> pts;
+    if (code < 0) guarded(p_bisect, [&] { pts.resize(static_cast<std::size_t>(all) / sizeof(sample)); });
+    checkpoint(false, code, message);
     check_mpi(
         MPI_Allgatherv(mine.data(), mine_bytes, MPI_BYTE, pts.data(), counts.data(), displs.data(), MPI_BYTE, comm),
         "Allgatherv");
     st.bytes_sent += static_cast<std::uint64_t>(mine_bytes) * static_cast<std::uint64_t>(size - 1);
-    tree.clear();
-    build(pts, 0, pts.size(), 0, size);
+    guarded(p_bisect, [&] {
+      tree.clear();
+      build(pts, 0, pts.size(), 0, size);
+    });
     ++st.rebalances;
     st.rebalanced = true;
   }
@@ -282,7 +418,7 @@ struct distributed_state {
   // ----- communication ------------------------------------------------------------
   /// Sends out[r] to rank r (bytes), receives into `in` (concatenated, in rank order).
   template <class R>
-  void exchange_records(std::vector<std::vector<R>>& out, std::vector<R>& in) {
+  void exchange_records(std::vector<std::vector<R>>& out, std::vector<R>& in, bool clean = false) {
     std::vector<int> scount(size), rcount(size), sdispl(size), rdispl(size);
     long long stotal = 0;
     int overflow = 0;
@@ -300,12 +436,24 @@ struct distributed_state {
       rtotal += rcount[r];
     }
     if (rtotal > INT_MAX) overflow = 1;
-    // Every rank learns whether any rank would overflow, so all throw together.
-    int any_overflow = 0;
-    check_mpi(MPI_Allreduce(&overflow, &any_overflow, 1, MPI_INT, MPI_MAX, comm), "Allreduce");
-    if (any_overflow)
-      throw error(errc::capacity, "hhg::distributed_hash_grids: more than 2 GiB to send or receive in one exchange");
-    std::vector<R> send(static_cast<std::size_t>(stotal) / sizeof(R));
+    // Every rank learns whether any rank would overflow, failed before, or
+    // cannot allocate the buffers, so all throw together (one agreement).
+    std::vector<R> send;
+    int code = -1;
+    std::string message;
+    if (overflow) {
+      code = static_cast<int>(errc::capacity);
+      message = "hhg::distributed_hash_grids: more than 2 GiB to send or receive in one exchange";
+    } else if (fail_code < 0) {
+      try {
+        send.resize(static_cast<std::size_t>(stotal) / sizeof(R));
+        in.resize(static_cast<std::size_t>(rtotal) / sizeof(R));
+      } catch (const std::bad_alloc&) {
+        code = static_cast<int>(errc::capacity);
+        message = "hhg::distributed_hash_grids: rank " + std::to_string(rank) + " is out of memory for an exchange";
+      }
+    }
+    checkpoint(clean, code, message);
     for (int r = 0; r < size; ++r) {
       if (!out[r].empty()) std::memcpy(reinterpret_cast<char*>(send.data()) + sdispl[r], out[r].data(), scount[r]);
       if (r != rank && scount[r] > 0) {
@@ -313,7 +461,6 @@ struct distributed_state {
         ++st.messages_sent;
       }
     }
-    in.resize(static_cast<std::size_t>(rtotal) / sizeof(R));
     check_mpi(MPI_Alltoallv(send.data(), scount.data(), sdispl.data(), MPI_BYTE, in.data(), rcount.data(),
                             rdispl.data(), MPI_BYTE, comm),
               "Alltoallv");
@@ -333,8 +480,64 @@ struct distributed_state {
     throw error(static_cast<errc>(out[0]), text);
   }
 
+  // ----- failures ------------------------------------------------------------------
+  enum phase : int { p_directory, p_apply, p_bisect, p_migrate, p_arrive, p_ghosts, p_detect, p_count };
+  static const char* phase_name(int p) {
+    static constexpr const char* names[] = {"the id check",       "applying the staged operations",
+                                            "the bisection",      "the migration",
+                                            "the arrivals",       "the ghost update",
+                                            "the local detection"};
+    return names[p];
+  }
+  void maybe_inject(int p) {
+    if (inject_phase == p) {
+      inject_phase = -1;
+      throw std::bad_alloc();
+    }
+  }
+  /// Runs a local phase; a failure is kept for the next agreement point.
+  template <class F>
+  void guarded(int p, F&& f) {
+    if (fail_code >= 0) return;  // failed earlier in this call: skip the work, keep communicating
+    try {
+      maybe_inject(p);
+      f();
+    } catch (const std::exception& e) {
+      fail_code = static_cast<int>(errc::capacity);
+      fail_message =
+          "hhg::distributed_hash_grids: rank " + std::to_string(rank) + " failed during " + phase_name(p) + " (" +
+          (dynamic_cast<const std::bad_alloc*>(&e) ? std::string("out of memory") : std::string(e.what())) + ")";
+    }
+  }
+  /// An agreement point: when any rank failed, every rank throws the error
+  /// of the lowest failing rank. `clean`: nothing has changed yet (the staged
+  /// operations are dropped); otherwise the structure is broken everywhere.
+  void checkpoint(bool clean, int code = -1, std::string message = {}) {
+    if (fail_code >= 0 && code < 0) {
+      code = fail_code;
+      message = fail_message;
+    }
+    fail_code = -1;
+    try {
+      agree(code, message);
+    } catch (const error& e) {
+      staged.clear();
+      clear_moves();
+      if (clean) throw;
+      broken = true;
+      throw error(e.code(), std::string(e.what()) +
+                                "; the structure is now unusable on every rank (every call throws): destroy it");
+    }
+  }
+  void throw_if_broken() const {
+    if (broken)
+      throw error(errc::capacity,
+                  "hhg::distributed_hash_grids: unusable after a failed collective call (see its error): destroy it");
+  }
+
   // ----- the collective step --------------------------------------------------------
   std::uint64_t commit() {
+    throw_if_broken();
     const double t0 = MPI_Wtime();
     const std::uint64_t n = commit_steps();
     st.commit_seconds = MPI_Wtime() - t0;
@@ -354,16 +557,18 @@ struct distributed_state {
       std::uint64_t insert;  // 1 insert, 0 remove
     };
     std::vector<std::vector<dir_entry>> dir_out(size);
-    for (const auto& [id, op] : staged) {
-      if (op.kind == staged_op::insert) dir_out[directory_rank(id, size)].push_back({id, 1});
-      if (op.kind == staged_op::remove) dir_out[directory_rank(id, size)].push_back({id, 0});
-    }
-    for (auto& v : dir_out) std::sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.id < b.id; });
+    guarded(p_directory, [&] {
+      for (const auto& [id, op] : staged) {
+        if (op.kind == staged_op::insert) dir_out[directory_rank(id, size)].push_back({id, 1});
+        if (op.kind == staged_op::remove) dir_out[directory_rank(id, size)].push_back({id, 0});
+      }
+      for (auto& v : dir_out) std::sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.id < b.id; });
+    });
     std::vector<dir_entry> dir_in;
     int code = -1;
     std::string message;
     try {
-      exchange_records(dir_out, dir_in);
+      exchange_records(dir_out, dir_in, true);  // a failure so far: nothing has changed
     } catch (const error& e) {
       code = static_cast<int>(e.code());
       message = e.what();
@@ -371,11 +576,18 @@ struct distributed_state {
     }
     std::unordered_map<std::uint64_t, int> inserts;
     std::unordered_set<std::uint64_t> removes;
-    for (const auto& e : dir_in) {
-      if (e.insert)
-        ++inserts[e.id];
-      else
-        removes.insert(e.id);
+    guarded(p_directory, [&] {
+      for (const auto& e : dir_in) {
+        if (e.insert)
+          ++inserts[e.id];
+        else
+          removes.insert(e.id);
+      }
+    });
+    if (code < 0 && fail_code >= 0) {
+      code = fail_code;
+      message = fail_message;
+      fail_code = -1;
     }
     if (code < 0) {
       std::uint64_t bad = 0;
@@ -400,35 +612,20 @@ struct distributed_state {
       clear_moves();
       throw;
     }
-    for (const auto id : removes) directory.erase(id);
-    for (const auto& [id, count] : inserts) directory.insert(id);
-
-    // 2. Apply the staged operations to the local grid: the moves of committed
-    // objects as one batch first (they were all staged before any removal or
-    // re-insertion of the same id), then the others.
-    if (!move_h.empty()) {
-      grid.move(std::span<const handle>(move_h), std::span<const box_type>(move_b));
-      for (std::size_t k = 0; k < move_h.size(); ++k) box_of[move_h[k].index] = move_b[k];
-      clear_moves();
-    }
-    for (const auto& [id, op] : staged) {
-      const auto it = owned.find(id);
-      if (op.kind == staged_op::remove) {
-        drop(it->second);
-        owned.erase(it);
-      } else if (it != owned.end()) {
-        set_box(it->second, op.b);
-      } else {
-        owned.emplace(id, add(id, op.b, false));
-      }
-    }
-    staged.clear();
+    // From here on a failure leaves the structure broken (agreed at the next
+    // collective: no rank waits).
+    guarded(p_apply, [&] {
+      for (const auto id : removes) directory.erase(id);
+      for (const auto& [id, count] : inserts) directory.insert(id);
+      apply_staged();
+    });
 
     // 3. Owners: load per rank; re-bisect when unbalanced.
     std::vector<long long> load(size, 0), load_sum(size, 0);
     auto count_loads = [&] {
       std::fill(load.begin(), load.end(), 0);
       for_each_owned([&](std::size_t idx) { ++load[locate(reference_point(box_of[idx]))]; });
+      checkpoint(false);
       check_mpi(MPI_Allreduce(load.data(), load_sum.data(), size, MPI_LONG_LONG, MPI_SUM, comm), "Allreduce");
       long long total = 0, most = 0;
       for (const long long l : load_sum) {
@@ -454,57 +651,185 @@ struct distributed_state {
     // 4. Migration to the new owners.
     std::vector<std::vector<record>> out(size);
     std::vector<record> in;
-    for_each_owned([&](std::size_t idx) {
-      const box_type& b = box_of[idx];
-      const int r = locate(reference_point(b));
-      if (r != rank) {
-        out[r].push_back({id_of[idx], b});
-        departed.push_back(id_of[idx]);
-        owned.erase(id_of[idx]);
-        drop(handle_of[idx]);
-      }
+    guarded(p_migrate, [&] {
+      for_each_owned([&](std::size_t idx) {
+        const box_type& b = box_of[idx];
+        const int r = locate(reference_point(b));
+        if (r != rank) {
+          out[r].push_back({id_of[idx], b});
+          departed.push_back(id_of[idx]);
+          owned.erase(id_of[idx]);
+          drop(handle_of[idx]);
+        }
+      });
     });
     exchange_records(out, in);
-    for (const auto& rec : in) {
-      owned.emplace(rec.id, add(rec.id, rec.b, false));
-      arrived.push_back(rec.id);
-    }
+    guarded(p_arrive, [&] {
+      for (const auto& rec : in) {
+        owned.emplace(rec.id, add(rec.id, rec.b, false));
+        arrived.push_back(rec.id);
+      }
+      std::sort(arrived.begin(), arrived.end());
+      std::sort(departed.begin(), departed.end());
+    });
     st.migrated_out = departed.size();
     st.migrated_in = arrived.size();
-    std::sort(arrived.begin(), arrived.end());
-    std::sort(departed.begin(), departed.end());
+
+    if (periodic) {
+      exchange_images();
+      checkpoint(false);
+      return static_cast<std::uint64_t>(total);
+    }
 
     // 5. Ghosts: every owned box to every other rank whose part it reaches.
     for (auto& v : out) v.clear();
     if (size > 1)
-      for_each_owned([&](std::size_t idx) {
-        const box_type& b = box_of[idx];
-        route(b, [&](int r) {
-          if (r != rank) out[r].push_back({id_of[idx], b});
+      guarded(p_ghosts, [&] {
+        for_each_owned([&](std::size_t idx) {
+          const box_type& b = box_of[idx];
+          route(b, [&](int r) {
+            if (r != rank) out[r].push_back({id_of[idx], b});
+          });
         });
       });
     exchange_records(out, in);
     ++exchange;
-    for (const auto& rec : in) {
-      const auto it = ghosts.find(rec.id);
-      if (it == ghosts.end()) {
-        ghosts.emplace(rec.id, add(rec.id, rec.b, true));
-      } else {
-        set_box(it->second, rec.b);
-        stamp[it->second.index] = exchange;
+    guarded(p_ghosts, [&] {
+      for (const auto& rec : in) {
+        const auto it = ghosts.find(rec.id);
+        if (it == ghosts.end()) {
+          ghosts.emplace(rec.id, add(rec.id, rec.b, true));
+        } else {
+          set_box(it->second, rec.b);
+          stamp[it->second.index] = exchange;
+        }
       }
-    }
-    for (auto it = ghosts.begin(); it != ghosts.end();) {
-      if (stamp[it->second.index] != exchange) {
-        drop(it->second);
-        it = ghosts.erase(it);
-      } else {
-        ++it;
+      for (auto it = ghosts.begin(); it != ghosts.end();) {
+        if (stamp[it->second.index] != exchange) {
+          drop(it->second);
+          it = ghosts.erase(it);
+        } else {
+          ++it;
+        }
       }
-    }
+    });
+    checkpoint(false);
     st.owned = owned.size();
     st.ghosts = ghosts.size();
     return static_cast<std::uint64_t>(total);
+  }
+
+  void apply_staged() {
+    // 2. Apply the staged operations to the local grid: the moves of committed
+    // objects as one batch first (they were all staged before any removal or
+    // re-insertion of the same id), then the others.
+    if (!move_h.empty()) {
+      if (!periodic) grid.move(std::span<const handle>(move_h), std::span<const box_type>(move_b));
+      for (std::size_t k = 0; k < move_h.size(); ++k) box_of[move_h[k].index] = move_b[k];
+      clear_moves();
+    }
+    for (const auto& [id, op] : staged) {
+      const auto it = owned.find(id);
+      if (op.kind == staged_op::remove) {
+        drop(it->second);
+        owned.erase(it);
+      } else if (it != owned.end()) {
+        set_box(it->second, op.b);
+      } else {
+        owned.emplace(id, add(id, op.b, false));
+      }
+    }
+    staged.clear();
+  }
+
+  /// Periodic step 5: every image of every owned object that reaches the
+  /// (widened) domain goes to every rank whose part its clipped box reaches,
+  /// this rank included; the local grid is rebuilt from the images received.
+  void exchange_images() {
+    std::vector<std::vector<image_record>> out(size);
+    guarded(p_ghosts, [&] {
+      for_each_owned([&](std::size_t idx) {
+        const box_type& b = box_of[idx];
+        const std::uint64_t id = id_of[idx];
+        for_each_image(b, [&](const std::array<std::int32_t, D>& t, const box_type& c) {
+          route(c, [&](int r) { out[r].push_back(image_record{id, t, b, c}); });
+        });
+      });
+    });
+    // This rank's own images skip MPI (the largest share, copied twice otherwise).
+    std::vector<image_record> own_images;
+    own_images.swap(out[rank]);
+    const std::size_t own = own_images.size();
+    images.clear();
+    exchange_records(out, images);
+    guarded(p_ghosts, [&] {
+      images.insert(images.end(), own_images.begin(), own_images.end());
+      igrid.clear();
+      std::vector<box_type> boxes(images.size());
+      for (std::size_t k = 0; k < images.size(); ++k) boxes[k] = images[k].clipped;
+      const std::vector<handle> hs = igrid.insert(std::span<const box_type>(boxes));
+      image_of.assign(images.size(), 0);
+      for (std::size_t k = 0; k < hs.size(); ++k) {
+        if (hs[k].index >= image_of.size()) image_of.resize(hs[k].index + 1);
+        image_of[hs[k].index] = static_cast<std::uint32_t>(k);
+      }
+    });
+    st.owned = owned.size();
+    st.ghosts = images.size() - own;  // images of other ranks' objects held here
+  }
+
+  void find_periodic_pairs(std::vector<periodic_id_pair<D>>& out) {
+    commit();
+    out.clear();
+    guarded(p_detect, [&] { detect_periodic(out); });
+    detected(out);
+  }
+
+  /// After the local detection: a failure on any rank is the same error on
+  /// every rank, `out` empty, the structure as after the commit (usable).
+  template <class P>
+  void detected(std::vector<P>& out) {
+    try {
+      checkpoint(true);
+    } catch (...) {
+      out.clear();
+      throw;
+    }
+  }
+
+  void detect_periodic(std::vector<periodic_id_pair<D>>& out) {
+    const double t0 = MPI_Wtime();
+    igrid.find_pairs(local_pairs);
+    point q;
+    std::array<std::int32_t, D> t{}, s{};
+    for (const auto& hp : local_pairs) {
+      const image_record* x = &images[image_of[hp.a.index]];
+      const image_record* y = &images[image_of[hp.b.index]];
+      if (y->id < x->id) std::swap(x, y);
+      for (int i = 0; i < D; ++i) s[i] = y->shift[i] - x->shift[i];
+      if (x->id == y->id) {  // an object and its own image: s lexicographically positive
+        int first = 0;
+        while (first < D && s[first] == 0) ++first;
+        if (first == D) continue;  // cannot happen: one image per shift
+        if (s[first] < 0) {
+          std::swap(x, y);
+          for (int i = 0; i < D; ++i) s[i] = -s[i];
+        }
+      }
+      const box_type bi = periodic_image(y->raw, s, dom);
+      if (!overlaps(x->raw, bi)) continue;
+      wrap(x->raw, bi, q, t);
+      // The one image pair that decides (a, b, s): a's image under -t (then
+      // b's is under s - t), on the rank whose part holds q.
+      bool canonical = true;
+      for (int i = 0; i < D; ++i) canonical = canonical && x->shift[i] == -t[i];
+      if (rule == ownership_rule::max_of_mins && !canonical) continue;
+      if (rule != ownership_rule::owner_of_first && locate(q) != rank) continue;
+      out.push_back(periodic_id_pair<D>{x->id, y->id, s});
+    }
+    st.local_pairs = local_pairs.size();
+    st.pairs = out.size();
+    st.detect_seconds = MPI_Wtime() - t0;
   }
 
   bool keep(handle a, handle b) const {
@@ -525,9 +850,14 @@ struct distributed_state {
 
   void find_pairs(std::vector<std::pair<std::uint64_t, std::uint64_t>>& out) {
     commit();
+    out.clear();
+    guarded(p_detect, [&] { detect_plain(out); });
+    detected(out);
+  }
+
+  void detect_plain(std::vector<std::pair<std::uint64_t, std::uint64_t>>& out) {
     const double t0 = MPI_Wtime();
     grid.find_pairs(local_pairs);
-    out.clear();
     const bool alone = size == 1 && rule == ownership_rule::max_of_mins;
     for (const auto& hp : local_pairs) {
       if (!alone && !keep(hp.a, hp.b)) continue;
@@ -559,6 +889,18 @@ void check_box_or_throw(const char* where, const auto& b) {
 
 template <int D, class T>
 distributed_hash_grids<D, T>::distributed_hash_grids(MPI_Comm comm, const distributed_config& c) {
+  init(comm, c, nullptr);
+}
+
+template <int D, class T>
+distributed_hash_grids<D, T>::distributed_hash_grids(MPI_Comm comm, const periodic_domain<D, T>& domain,
+                                                     const distributed_config& c) {
+  init(comm, c, &domain);
+}
+
+template <int D, class T>
+void distributed_hash_grids<D, T>::init(MPI_Comm comm, const distributed_config& c,
+                                        const periodic_domain<D, T>* domain) {
   MPI_Comm dup = MPI_COMM_NULL;
   detail::check_mpi(MPI_Comm_dup(comm, &dup), "Comm_dup");
   int code = -1;
@@ -568,12 +910,14 @@ distributed_hash_grids<D, T>::distributed_hash_grids(MPI_Comm comm, const distri
     if (!(c.rebalance_factor >= 1) || !std::isfinite(c.rebalance_factor))
       throw error(errc::bad_config, "distributed_config::rebalance_factor must be >= 1 and finite");
     if (c.samples_per_rank < 1) throw error(errc::bad_config, "distributed_config::samples_per_rank must be >= 1");
+    if (domain) validate_domain(*domain);
   } catch (const error& e) {
     code = static_cast<int>(e.code());
     message = e.what();
   }
   // The same configuration on every rank: compare min and max of each field.
-  double fields[12] = {c.grid.hierarchy_factor,
+  constexpr int nf = 12 + 3 * D;
+  double fields[nf] = {c.grid.hierarchy_factor,
                        double(c.grid.initial_cells[0]),
                        double(c.grid.initial_cells[1]),
                        double(c.grid.initial_cells[2]),
@@ -584,18 +928,25 @@ distributed_hash_grids<D, T>::distributed_hash_grids(MPI_Comm comm, const distri
                        double(static_cast<int>(c.grid.strategy)),
                        c.rebalance_factor,
                        double(c.samples_per_rank),
-                       0};
-  double lo[12], hi[12];
+                       domain ? 1.0 : 0.0};
+  // The periodic domain: which axes wrap, and their bounds (others ignored).
+  for (int i = 0; i < D; ++i) {
+    const bool wraps = domain && domain->periodic[i];
+    fields[12 + 3 * i] = wraps ? 1.0 : 0.0;
+    fields[13 + 3 * i] = wraps ? static_cast<double>(domain->bounds.min[i]) : 0.0;
+    fields[14 + 3 * i] = wraps ? static_cast<double>(domain->bounds.max[i]) : 0.0;
+  }
+  double lo[nf], hi[nf];
   for (double& f : fields)
     if (std::isnan(f)) f = -1e300;  // NaN fields compare equal here; validate_config reports them
   int rank = 0;
   MPI_Comm_rank(dup, &rank);
   try {
-    detail::check_mpi(MPI_Allreduce(fields, lo, 12, MPI_DOUBLE, MPI_MIN, dup), "Allreduce");
-    detail::check_mpi(MPI_Allreduce(fields, hi, 12, MPI_DOUBLE, MPI_MAX, dup), "Allreduce");
+    detail::check_mpi(MPI_Allreduce(fields, lo, nf, MPI_DOUBLE, MPI_MIN, dup), "Allreduce");
+    detail::check_mpi(MPI_Allreduce(fields, hi, nf, MPI_DOUBLE, MPI_MAX, dup), "Allreduce");
     if (code < 0 && std::memcmp(lo, hi, sizeof lo) != 0) {
       code = static_cast<int>(errc::bad_config);
-      message = "hhg::distributed_hash_grids: the ranks' configurations differ";
+      message = "hhg::distributed_hash_grids: the ranks' configurations (or periodic domains) differ";
     }
     // agree() needs a state; use a temporary one-off exchange here.
     int in[2] = {code < 0 ? INT_MAX : code, rank};
@@ -608,6 +959,7 @@ distributed_hash_grids<D, T>::distributed_hash_grids(MPI_Comm comm, const distri
       throw error(static_cast<errc>(out[0]), text);
     }
     s_ = std::make_unique<detail::distributed_state<D, T>>(c);
+    if (domain) s_->set_domain(*domain);
   } catch (...) {
     MPI_Comm_free(&dup);
     throw;
@@ -627,7 +979,9 @@ distributed_hash_grids<D, T>::~distributed_hash_grids() {
 
 template <int D, class T>
 void distributed_hash_grids<D, T>::insert(id_type id, const box_type& b) {
+  s_->throw_if_broken();
   check_box_or_throw("hhg::distributed_hash_grids::insert", b);
+  s_->check_periodic("hhg::distributed_hash_grids::insert", b);
   if (owns(id))
     throw error(errc::invalid_handle,
                 "hhg::distributed_hash_grids::insert: global id " + std::to_string(id) + " is already owned here");
@@ -642,7 +996,9 @@ void distributed_hash_grids<D, T>::insert(id_type id, const box_type& b) {
 
 template <int D, class T>
 void distributed_hash_grids<D, T>::move(id_type id, const box_type& b) {
+  s_->throw_if_broken();
   check_box_or_throw("hhg::distributed_hash_grids::move", b);
+  s_->check_periodic("hhg::distributed_hash_grids::move", b);
   if (!owns(id))
     throw error(errc::invalid_handle,
                 "hhg::distributed_hash_grids::move: global id " + std::to_string(id) + " is not owned by this rank");
@@ -667,6 +1023,7 @@ void distributed_hash_grids<D, T>::move(id_type id, const box_type& b) {
 
 template <int D, class T>
 void distributed_hash_grids<D, T>::remove(id_type id) {
+  s_->throw_if_broken();
   if (!owns(id))
     throw error(errc::invalid_handle,
                 "hhg::distributed_hash_grids::remove: global id " + std::to_string(id) + " is not owned by this rank");
@@ -739,7 +1096,28 @@ std::uint64_t distributed_hash_grids<D, T>::commit() {
 
 template <int D, class T>
 void distributed_hash_grids<D, T>::find_pairs(std::vector<id_pair>& out) {
+  if (s_->periodic)  // the same on every rank (the domain was agreed): no rank waits
+    throw error(errc::bad_config,
+                "hhg::distributed_hash_grids::find_pairs: a periodic structure reports periodic_id_pair");
   s_->find_pairs(out);
+}
+
+template <int D, class T>
+void distributed_hash_grids<D, T>::find_pairs(std::vector<periodic_id_pair<D>>& out) {
+  if (!s_->periodic)
+    throw error(errc::bad_config,
+                "hhg::distributed_hash_grids::find_pairs: periodic_id_pair needs a periodic structure");
+  s_->find_periodic_pairs(out);
+}
+
+template <int D, class T>
+bool distributed_hash_grids<D, T>::is_periodic() const noexcept {
+  return s_->periodic;
+}
+
+template <int D, class T>
+auto distributed_hash_grids<D, T>::domain() const noexcept -> const periodic_domain<D, T>& {
+  return s_->dom;
 }
 
 template <int D, class T>
@@ -792,6 +1170,11 @@ template <int D, class T>
 MPI_Comm distributed_hash_grids<D, T>::communicator() const noexcept {
   return s_->comm;
 }
+template <int D, class T>
+void distributed_hash_grids<D, T>::inject_failure_for_testing(int phase) noexcept {
+  s_->inject_phase = phase;
+}
+
 template <int D, class T>
 void distributed_hash_grids<D, T>::set_ownership_rule_for_testing(detail::ownership_rule r) noexcept {
   s_->rule = r;

@@ -1,30 +1,46 @@
 #!/usr/bin/env bash
 # `mpiexec -n P hhg_mpi pairs FILE` must print exactly what `hhg pairs FILE` prints,
 # on every adversarial zoo scene (2D and 3D), a hand-written file exercising the
-# input format, and bad inputs (both: status 2, nothing on standard output).
-# Usage: compare_pairs.sh HHG HHG_MPI MPIEXEC NUMPROC_FLAG P
+# input format, and bad inputs (both: status 2, nothing on standard output); and
+# with --periodic AXES --domain BOUNDS on periodic scenes (every axis subset,
+# boxes wider than half the period and than the period, points on the faces,
+# boxes periods away), plus bad --periodic / --domain values.
+# Usage: compare_pairs.sh HHG HHG_MPI MPIEXEC NUMPROC_FLAG P [handoff]
+# With 'handoff' the distributed side is `mpiexec -n P hhg pairs ...` itself
+# (hhg execs hhg_mpi, apps/hhg/mpi_handoff.cpp) instead of hhg_mpi.
 set -u
-hhg="$1"; hhg_mpi="$2"; mpiexec="$3"; np_flag="$4"; ranks="$5"
+hhg="$1"; hhg_mpi="$2"; mpiexec="$3"; np_flag="$4"; ranks="$5"; mode="${6:-}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 fail=0
-run_mpi() { "$mpiexec" "$np_flag" "$ranks" "$hhg_mpi" "$@"; }
-compare() {  # file, label
-  "$hhg" pairs "$1" >"$work/serial.out" 2>/dev/null; local s=$?
-  run_mpi pairs "$1" >"$work/mpi.out" 2>/dev/null; local m=$?
+distributed="$hhg_mpi"
+[ "$mode" = handoff ] && distributed="$hhg"
+run_mpi() { "$mpiexec" "$np_flag" "$ranks" "$distributed" "$@"; }
+compare() {  # file, label, extra flags of pairs...
+  local file="$1" label="$2"; shift 2
+  "$hhg" pairs "$@" "$file" >"$work/serial.out" 2>"$work/serial.err"; local s=$?
+  run_mpi pairs "$@" "$file" >"$work/mpi.out" 2>"$work/mpi.err"; local m=$?
   if [ "$s" != "$m" ] || ! cmp -s "$work/serial.out" "$work/mpi.out"; then
-    echo "DIFFERENT: $2 (status serial $s, mpi $m; $(wc -l <"$work/serial.out") vs $(wc -l <"$work/mpi.out") lines)"
+    echo "DIFFERENT: $label (status serial $s, mpi $m; $(wc -l <"$work/serial.out") vs $(wc -l <"$work/mpi.out") lines)"
+    head -3 "$work/serial.err" "$work/mpi.err"
     fail=1
+  elif [ "$s" = 2 ] && ! grep -q '^hhg: ' "$work/mpi.err"; then
+    echo "NO 'hhg: ' MESSAGE: $label"; cat "$work/mpi.err"; fail=1
   else
-    echo "same: $2 ($(wc -l <"$work/serial.out") pairs, status $s)"
+    echo "same: $label ($(wc -l <"$work/serial.out") lines, status $s)"
   fi
 }
-for dim in 2 3; do
-  for name in $("$hhg_mpi" scene list); do
-    "$hhg_mpi" scene "$name" 1500 7 --dim "$dim" >"$work/scene.txt" || { echo "scene $name failed"; fail=1; continue; }
-    compare "$work/scene.txt" "$name ${dim}D"
+if [ "$mode" != handoff ]; then
+  for dim in 2 3; do
+    for name in $("$hhg_mpi" scene list); do
+      "$hhg_mpi" scene "$name" 1500 7 --dim "$dim" >"$work/scene.txt" || { echo "scene $name failed"; fail=1; continue; }
+      compare "$work/scene.txt" "$name ${dim}D"
+    done
   done
-done
+else
+  "$hhg_mpi" scene uniform 3000 5 --dim 3 >"$work/scene.txt"
+  compare "$work/scene.txt" "uniform 3D (through hhg)"
+fi
 printf '# dim 2\n# a comment\n\n0 0 1 1\r\n+1,1,2,2\n  -inf -inf inf 0\n1e300 1e300 inf inf\n0.5\t0.5 0.5 0.5\n' >"$work/format.txt"
 compare "$work/format.txt" "input format (header, comments, CRLF, commas, +, inf)"
 printf '0 0 0 1 1 1\n1 1 1 2 2 2\n3 3 3 2 4 4\n' >"$work/bad1.txt"
@@ -35,4 +51,45 @@ printf '0 0 0 1 1\n' >"$work/bad3.txt"
 compare "$work/bad3.txt" "bad input: too few numbers"
 : >"$work/empty.txt"
 compare "$work/empty.txt" "empty input"
+
+# Periodic scenes in [-5, 5) per axis (awk: the same file for both sides).
+periodic_scene() {  # dim seed n
+  awk -v dim="$1" -v seed="$2" -v n="$3" 'BEGIN {
+    srand(seed); printf "# dim %d\n", dim
+    for (k = 0; k < n; k++) {
+      r = rand()
+      for (i = 0; i < dim; i++) {
+        c = -5 + 10 * rand()
+        if (r < 0.65) e = 0.001 * exp(log(1000) * rand())         # small, over 3 decades
+        else if (r < 0.7) e = (i == int(k % dim)) ? 5 + 8 * rand() : 0.3  # wider than half the period, or the period, on one axis
+        else if (r < 0.85) { q = rand(); c = (q < 0.4) ? -5 : (q < 0.8 ? 5 : int(c)); e = (rand() < 0.5) ? 0 : 1 }  # on the faces
+        else { c += 10 * (int(5 * rand()) - 2); e = 0.7 }         # periods away
+        lo[i] = c; hi[i] = c + e
+      }
+      line = ""
+      for (i = 0; i < dim; i++) line = line sprintf("%.17g ", lo[i])
+      for (i = 0; i < dim; i++) line = line sprintf("%.17g%s", hi[i], i + 1 < dim ? " " : "")
+      print line
+    }
+  }' >"$work/periodic.txt"
+}
+for dim in 2 3; do
+  if [ "$dim" = 2 ]; then subsets="y x,y"; else subsets="z x,y all"; fi
+  [ "$mode" = handoff ] && subsets="all"
+  periodic_scene "$dim" "$((11 + dim))" 1000
+  for axes in $subsets; do
+    compare "$work/periodic.txt" "periodic ${dim}D --periodic $axes" --periodic "$axes" --domain -5,5
+  done
+  compare "$work/periodic.txt" "periodic ${dim}D, per-axis domain" --periodic all \
+    --domain "$( [ "$dim" = 2 ] && echo -5,5,-5,7 || echo -5,5,-6,5,-5,5.5 )"
+done
+compare "$work/periodic.txt" "bad: unknown axis" --periodic x,w --domain -5,5
+[ "$mode" = handoff ] && exit $fail
+compare "$work/periodic.txt" "bad: axis twice" --periodic x,x --domain -5,5
+compare "$work/periodic.txt" "bad: lo == hi" --periodic x --domain 5,5
+compare "$work/periodic.txt" "bad: infinite bound" --periodic x --domain -inf,5
+compare "$work/periodic.txt" "bad: 3 values" --periodic x --domain 0,1,2
+compare "$work/periodic.txt" "bad: no --domain" --periodic x
+compare "$work/periodic.txt" "bad: no --periodic" --domain 0,1
+compare "$work/periodic.txt" "bad: box over 64 periods" --periodic x --domain 0,0.01
 exit $fail

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# `mpiexec -n P hhg ...` (P > 1) without MPI in hhg (apps/hhg/mpi_handoff.cpp):
+# - `hhg run` becomes `hhg_mpi run` (the distributed scenario, P ranks, --check);
+# - a serial-only subcommand (query) fails with status 2, one 'hhg: ' message, no output;
+# - a copy of hhg with no hhg_mpi beside it fails the same way instead of printing P copies;
+#   with HHG_MPI naming hhg_mpi it works again; with -n 1 it is the serial tool.
+# Usage: handoff.sh HHG MPIEXEC NUMPROC_FLAG P
+set -u
+hhg="$1"; mpiexec="$2"; np_flag="$3"; ranks="$4"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+fail=0
+printf '0 0 0 1 1 1\n0.5 0.5 0.5 2 2 2\n' >"$work/boxes.txt"
+printf '0 1\n' >"$work/want.txt"
+expect_failure() {  # label, command...
+  local label="$1"; shift
+  "$@" >"$work/out" 2>"$work/err"; local s=$?
+  local n; n=$(grep -c '^hhg: ' "$work/err")
+  if [ "$s" = 0 ] || [ -s "$work/out" ] || [ "$n" != 1 ]; then
+    echo "WRONG: $label (status $s, $(wc -c <"$work/out") bytes out, $n 'hhg:' messages)"; cat "$work/err"; fail=1
+  else
+    echo "ok: $label fails clearly: $(grep '^hhg: ' "$work/err")"
+  fi
+}
+expect_pairs() {  # label, command...
+  local label="$1"; shift
+  "$@" >"$work/out" 2>"$work/err"; local s=$?
+  if [ "$s" != 0 ] || ! cmp -s "$work/out" "$work/want.txt"; then
+    echo "WRONG: $label (status $s)"; cat "$work/out" "$work/err"; fail=1
+  else
+    echo "ok: $label"
+  fi
+}
+"$mpiexec" "$np_flag" "$ranks" "$hhg" run --total 3000 --steps 3 --dim 3 --check >"$work/run.out" 2>&1
+s=$?
+if [ "$s" != 0 ] || ! grep -q "^# hhg_mpi run: $ranks ranks" "$work/run.out"; then
+  echo "WRONG: mpiexec hhg run (status $s)"; cat "$work/run.out"; fail=1
+else
+  echo "ok: mpiexec -n $ranks hhg run runs distributed"
+fi
+expect_failure "mpiexec hhg query" "$mpiexec" "$np_flag" "$ranks" "$hhg" query --boxes "$work/boxes.txt" --point 0,0,0
+cp "$hhg" "$work/hhg"
+expect_failure "hhg without hhg_mpi" "$mpiexec" "$np_flag" "$ranks" "$work/hhg" pairs "$work/boxes.txt"
+expect_pairs "hhg without hhg_mpi, HHG_MPI set" env HHG_MPI="$(dirname "$hhg")/hhg_mpi" \
+  "$mpiexec" "$np_flag" "$ranks" "$work/hhg" pairs "$work/boxes.txt"
+expect_pairs "hhg without hhg_mpi, one rank" "$mpiexec" "$np_flag" 1 "$work/hhg" pairs "$work/boxes.txt"
+exit $fail
