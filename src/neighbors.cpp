@@ -318,13 +318,18 @@ void cell_list<D, T>::neighbors(neighbor_list& out, bool ascending) const {
           const auto& a = xyz_[s];
           const std::size_t start = used;
           bool band = false;  // some d2 in (accept, reject]: the exact test decides
+          // squared distance, rounded (the filter's input)
+          const auto dist2 = [&](std::uint32_t t) {
+            double d2 = 0;
+            for (std::size_t i = 0; i < static_cast<std::size_t>(D); ++i) {
+              const double d = a[i] - xyz_[t][i];
+              d2 += d * d;
+            }
+            return d2;
+          };
           for (const auto& [b0, b1] : run)
             for (std::uint32_t t = b0; t < b1; ++t) {
-              double d2 = 0;
-              for (std::size_t i = 0; i < static_cast<std::size_t>(D); ++i) {
-                const double d = a[i] - xyz_[t][i];
-                d2 += d * d;
-              }
+              const double d2 = dist2(t);
               w[used] = index_[t];
               used += static_cast<std::size_t>((d2 <= accept) & (t != s));
               band |= (d2 > accept) & (d2 <= reject);
@@ -333,13 +338,8 @@ void cell_list<D, T>::neighbors(neighbor_list& out, bool ascending) const {
             used = start;
             for (const auto& [b0, b1] : run)
               for (std::uint32_t t = b0; t < b1; ++t) {
-                double d2 = 0;
-                for (std::size_t i = 0; i < static_cast<std::size_t>(D); ++i) {
-                  const double d = a[i] - xyz_[t][i];
-                  d2 += d * d;
-                }
                 w[used] = index_[t];
-                used += static_cast<std::size_t>(near(a, xyz_[t], d2) & (t != s));
+                used += static_cast<std::size_t>(near(a, xyz_[t], dist2(t)) & (t != s));
               }
           }
           soff[s - s_base + 1] = used;
