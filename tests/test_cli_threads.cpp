@@ -59,7 +59,10 @@ TEST_F(CliThreads, NeighborsEqualBruteForce) {
   for (std::size_t i = 0; i < pts.size(); ++i) {
     std::string line;
     for (std::size_t j = 0; j < pts.size(); ++j)
-      if (j != i && hhg::within(pts[i], pts[j], 1.0)) line += (line.empty() ? "" : " ") + std::to_string(j);
+      if (j != i && hhg::within(pts[i], pts[j], 1.0)) {
+        if (!line.empty()) line += ' ';
+        line += std::to_string(j);
+      }
     want += line + "\n";
   }
   const auto in = write("points.txt", points_text(pts));

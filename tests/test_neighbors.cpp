@@ -166,7 +166,7 @@ TEST(NeighborsThreads, DefaultPiecesEqualSerial) {
   const auto pts = make_points<3, double>(0, 70000, 8);
   const auto qs = make_points<3, double>(0, 5000, 9);
   hhg::cell_list<3, double> serial;
-  serial.build(pts, 1.0);
+  serial.build(pts, 2.0);
   hhg::neighbor_list want, want_q, got;
   serial.neighbors(want);
   serial.neighbors_of(qs, want_q);
@@ -175,7 +175,7 @@ TEST(NeighborsThreads, DefaultPiecesEqualSerial) {
     hhg::thread_pool pool(w);
     hhg::cell_list<3, double> cl;
     cl.set_executor(&pool);
-    cl.build(pts, 1.0);
+    cl.build(pts, 2.0);
     cl.neighbors(got);
     EXPECT_EQ(got.offsets, want.offsets);
     EXPECT_EQ(got.indices, want.indices);
