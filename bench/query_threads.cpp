@@ -56,7 +56,8 @@ int main(int argc, char** argv) {
     ray.max_t = 20 * edge / std::sqrt(len);
   }
   std::vector<std::array<double, 3>> pts(np);
-  const double side = std::cbrt(static_cast<double>(np) / 30.0 * 3.0 / (4.0 * 3.14159265358979));  // r = 1: ~30 neighbours
+  // density 30 / (4/3 pi): about 30 neighbours within r = 1
+  const double side = std::cbrt(static_cast<double>(np) * 4.0 * 3.14159265358979 / 3.0 / 30.0);
   for (auto& q : pts)
     for (double& v : q) v = r.uniform(0, side);
   hhg::thread_pool pool(threads);
