@@ -794,16 +794,23 @@ class py_hash_grids : public py_structure {
 
   py::dict settings() const { return config_dict(config_); }
 
+ private:
+  /// The one wrapper of every batch query: f() runs without the GIL, under
+  /// the shared (read) lock; it returns C++ data only (no Python objects).
+  template <class F>
+  decltype(auto) read(F&& f) const {
+    py::gil_scoped_release nogil;
+    std::shared_lock lock(m_);
+    return f();
+  }
+
+ public:
+
   py::tuple overlapping(const py::handle& q) const {
     return with_scalar([&](auto t) {
       using T = decltype(t);
       auto a = as_matrix<T>(q, cols(), "query_boxes", "(Q, 2*dim)");
-      csr c;
-      {
-        py::gil_scoped_release nogil;
-        std::shared_lock lock(m_);
-        c = s_->overlapping(a.data(), static_cast<std::size_t>(a.shape(0)));
-      }
+      csr c = read([&] { return s_->overlapping(a.data(), static_cast<std::size_t>(a.shape(0))); });
       return csr_out(std::move(c));
     });
   }
@@ -811,12 +818,7 @@ class py_hash_grids : public py_structure {
     return with_scalar([&](auto t) {
       using T = decltype(t);
       auto a = as_matrix<T>(q, dim(), "points", "(Q, dim)");
-      csr c;
-      {
-        py::gil_scoped_release nogil;
-        std::shared_lock lock(m_);
-        c = s_->containing(a.data(), static_cast<std::size_t>(a.shape(0)));
-      }
+      csr c = read([&] { return s_->containing(a.data(), static_cast<std::size_t>(a.shape(0))); });
       return csr_out(std::move(c));
     });
   }
@@ -826,12 +828,7 @@ class py_hash_grids : public py_structure {
       auto a = as_matrix<T>(centres, dim(), "centres", "(Q, dim)");
       const auto n = static_cast<std::size_t>(a.shape(0));
       const std::vector<double> r = per_query(radii, n, "radii");
-      csr c;
-      {
-        py::gil_scoped_release nogil;
-        std::shared_lock lock(m_);
-        c = s_->in_sphere(a.data(), r.data(), n);
-      }
+      csr c = read([&] { return s_->in_sphere(a.data(), r.data(), n); });
       return csr_out(std::move(c));
     });
   }
@@ -843,12 +840,7 @@ class py_hash_grids : public py_structure {
       if (o.shape(0) != d.shape(0)) throw py::value_error("origins and directions differ in length");
       const auto n = static_cast<std::size_t>(o.shape(0));
       const std::vector<double> mt = per_query(max_t, n, "max_t");
-      csr c;
-      {
-        py::gil_scoped_release nogil;
-        std::shared_lock lock(m_);
-        c = s_->ray_hits(o.data(), d.data(), mt.data(), n);
-      }
+      csr c = read([&] { return s_->ray_hits(o.data(), d.data(), mt.data(), n); });
       return py::make_tuple(to_numpy(std::move(c.indices)), to_numpy(std::move(c.values)),
                             to_numpy(std::move(c.offsets)));
     });
@@ -863,11 +855,7 @@ class py_hash_grids : public py_structure {
       const std::vector<double> mt = per_query(max_t, n, "max_t");
       std::vector<std::int64_t> ids(n);
       std::vector<double> ts(n);
-      {
-        py::gil_scoped_release nogil;
-        std::shared_lock lock(m_);
-        s_->first_ray_hit(o.data(), d.data(), mt.data(), n, ids.data(), ts.data());
-      }
+      read([&] { s_->first_ray_hit(o.data(), d.data(), mt.data(), n, ids.data(), ts.data()); });
       return py::make_tuple(to_numpy(std::move(ids)), to_numpy(std::move(ts)));
     });
   }
@@ -880,11 +868,7 @@ class py_hash_grids : public py_structure {
       const auto kk = static_cast<std::size_t>(k);
       std::vector<std::int64_t> ids(n * kk);
       std::vector<double> dist(n * kk);
-      {
-        py::gil_scoped_release nogil;
-        std::shared_lock lock(m_);
-        s_->nearest(a.data(), n, kk, ids.data(), dist.data());
-      }
+      read([&] { s_->nearest(a.data(), n, kk, ids.data(), dist.data()); });
       const std::vector<py::ssize_t> shape{static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(kk)};
       return py::make_tuple(to_numpy(std::move(ids), shape), to_numpy(std::move(dist), shape));
     });
