@@ -94,7 +94,8 @@ int main(int argc, char** argv) {
   for (const auto& v : orr[0]) hits += v.size();
   std::printf("boxes %zu, box queries %zu (%zu matches), rays %zu (%zu hits), points %zu (%zu neighbour entries)\n", n,
               nq, matches, nr, hits, np, nl[0].indices.size());
-  std::printf("%-22s %10s %10s %8s\n", "median ms", "1 thread", (std::to_string(threads) + " threads").c_str(), "speed-up");
+  std::printf("%-22s %10s %10s %8s\n", "median ms", "1 thread", (std::to_string(threads) + " threads").c_str(),
+              "speed-up");
   auto row = [](const char* name, const std::vector<double>& a, const std::vector<double>& b) {
     std::printf("%-22s %10.1f %10.1f %8.2f\n", name, median(a), median(b), median(a) / median(b));
   };

@@ -75,8 +75,8 @@ struct within_filter {
 // small to run every parallel path at sizes brute force can check). None of
 // them changes a result.
 struct cell_list_tuning {
-  std::size_t piece = std::size_t{1} << 14;  // points per piece of build and per run of the walk
-  std::size_t queries = 1024;                // queries per piece of neighbors_of
+  std::size_t piece = std::size_t{1} << 14;               // points per piece of build and per run of the walk
+  std::size_t queries = 1024;                             // queries per piece of neighbors_of
   std::size_t parallel_sort = std::size_t{1} << 16;       // fewer points: one std::sort
   std::size_t parallel_transpose = std::size_t{1} << 16;  // fewer points: one transposition walk
 };

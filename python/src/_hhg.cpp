@@ -805,7 +805,6 @@ class py_hash_grids : public py_structure {
   }
 
  public:
-
   py::tuple overlapping(const py::handle& q) const {
     return with_scalar([&](auto t) {
       using T = decltype(t);
