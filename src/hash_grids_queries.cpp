@@ -552,16 +552,38 @@ void hash_grids<D, T>::nearest(const std::array<T, D>& p, std::size_t k, std::ve
 
 // ---- batches --------------------------------------------------------------------
 
+// Every query is checked first (bad input: an error, `out` untouched), then
+// the queries are answered on the executor in ranges; each answer is written
+// to its own out[i] by the query code of the single forms, so the lists are
+// those of the serial loop for any executor and worker count.
+namespace detail {
+namespace {
+template <class F>
+void run_batch(executor* e, std::size_t n, F&& one) {
+  constexpr std::size_t kMinRange = 16;  // a range amortizes the hand-out
+  if (e == nullptr || e->workers() <= 1 || n < 2 * kMinRange) {
+    for (std::size_t i = 0; i < n; ++i) one(i);
+    return;
+  }
+  e->parallel_for(n, kMinRange, [&](std::size_t b, std::size_t en, unsigned) {
+    for (std::size_t i = b; i < en; ++i) one(i);
+  });
+}
+}  // namespace
+}  // namespace detail
+
 template <int D, class T>
 void hash_grids<D, T>::overlapping(const std::vector<box_type>& queries, std::vector<std::vector<handle>>& out) const {
+  for (const auto& q : queries) detail::check_query_box(q);
   out.resize(queries.size());
-  for (std::size_t i = 0; i < queries.size(); ++i) overlapping(queries[i], out[i]);
+  detail::run_batch(get_executor(), queries.size(), [&](std::size_t i) { overlapping(queries[i], out[i]); });
 }
 
 template <int D, class T>
 void hash_grids<D, T>::ray_hits(const std::vector<ray<D, T>>& rays, std::vector<std::vector<ray_hit>>& out) const {
+  for (const auto& r : rays) detail::check_ray(r);
   out.resize(rays.size());
-  for (std::size_t i = 0; i < rays.size(); ++i) ray_hits(rays[i], out[i]);
+  detail::run_batch(get_executor(), rays.size(), [&](std::size_t i) { ray_hits(rays[i], out[i]); });
 }
 
 // Member by member: hash_grids.cpp instantiates the class itself.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "hhg/error.hpp"
+#include "hhg/executor.hpp"
 #include "hhg/hierarchical_neighbors.hpp"
 #include "hhg/neighbors.hpp"
 #include "hhg/scenes.hpp"
@@ -60,13 +61,30 @@ std::vector<std::array<T, D>> make_points(int kind, std::size_t n, std::uint64_t
   return p;
 }
 
+// Small parallel pieces (results never depend on them): with an executor,
+// every parallel path of cell_list runs at these sizes.
+hhg::detail::cell_list_tuning small_pieces() {
+  hhg::detail::cell_list_tuning t;
+  t.piece = 37;
+  t.queries = 29;
+  t.parallel_sort = 64;
+  t.parallel_transpose = 64;
+  return t;
+}
+
+// With `ex`: the cell list runs on it, in small pieces, and must give the
+// brute-force lists and, unordered, exactly the serial storage order.
 template <int D, class T>
-void check_all() {
+void check_all(hhg::executor* ex = nullptr) {
   for (int kind = 0; kind < 4; ++kind) {
     for (const double r : {0.0, 1.0, 1.5, 3.0}) {
       SCOPED_TRACE(std::to_string(kind) + " r=" + std::to_string(r));
       const auto pts = make_points<D, T>(kind, 700, 5 + static_cast<std::uint64_t>(kind));
       hhg::cell_list<D, T> cl;
+      if (ex) {
+        cl.set_executor(ex);
+        cl.set_tuning(small_pieces());
+      }
       cl.build(pts, r);
       hhg::neighbor_list got;
       cl.neighbors(got);
@@ -75,6 +93,14 @@ void check_all() {
       ASSERT_EQ(got.indices, want.indices);
       // unordered lists: the same sets
       cl.neighbors(got, false);
+      if (ex) {
+        hhg::cell_list<D, T> serial;
+        serial.build(pts, r);
+        hhg::neighbor_list same;
+        serial.neighbors(same, false);
+        ASSERT_EQ(got.indices, same.indices);
+        EXPECT_EQ(cl.cell_edge(), serial.cell_edge());
+      }
       ASSERT_EQ(got.offsets, want.offsets);
       for (std::size_t i = 0; i < got.size(); ++i) {
         const auto b = got.indices.begin() + static_cast<std::ptrdiff_t>(got.offsets[i]);
@@ -118,6 +144,69 @@ TEST(Neighbors, Exact3DDouble) { check_all<3, double>(); }
 TEST(Neighbors, Exact3DFloat) { check_all<3, float>(); }
 TEST(Neighbors, Exact2DDouble) { check_all<2, double>(); }
 TEST(Neighbors, Exact2DFloat) { check_all<2, float>(); }
+
+// cell_list on 1, 2, 3 and 8 workers: the brute-force lists (all of
+// check_all: one set, two sets, moves) and the serial storage order.
+template <int D, class T>
+void check_all_threads() {
+  for (const unsigned w : {1u, 2u, 3u, 8u}) {
+    SCOPED_TRACE("workers " + std::to_string(w));
+    hhg::thread_pool pool(w);
+    check_all<D, T>(&pool);
+  }
+}
+TEST(NeighborsThreads, Exact3DDouble) { check_all_threads<3, double>(); }
+TEST(NeighborsThreads, Exact3DFloat) { check_all_threads<3, float>(); }
+TEST(NeighborsThreads, Exact2DDouble) { check_all_threads<2, double>(); }
+TEST(NeighborsThreads, Exact2DFloat) { check_all_threads<2, float>(); }
+
+// The default piece sizes: above the parallel thresholds (2^16 points), the
+// serial lists (which the tests above check against brute force).
+TEST(NeighborsThreads, DefaultPiecesEqualSerial) {
+  const auto pts = make_points<3, double>(0, 70000, 8);
+  const auto qs = make_points<3, double>(0, 5000, 9);
+  hhg::cell_list<3, double> serial;
+  serial.build(pts, 2.0);
+  hhg::neighbor_list want, want_q, got;
+  serial.neighbors(want);
+  serial.neighbors_of(qs, want_q);
+  EXPECT_GT(want.indices.size(), pts.size());
+  for (const unsigned w : {2u, 3u}) {
+    hhg::thread_pool pool(w);
+    hhg::cell_list<3, double> cl;
+    cl.set_executor(&pool);
+    cl.build(pts, 2.0);
+    cl.neighbors(got);
+    EXPECT_EQ(got.offsets, want.offsets);
+    EXPECT_EQ(got.indices, want.indices);
+    cl.neighbors_of(qs, got);
+    EXPECT_EQ(got.offsets, want_q.offsets);
+    EXPECT_EQ(got.indices, want_q.indices);
+  }
+}
+
+// Bad input with an executor: an error, and nothing changes.
+TEST(NeighborsThreads, BadInputChangesNothing) {
+  hhg::thread_pool pool(3);
+  const auto pts = make_points<3, double>(0, 500, 4);
+  hhg::cell_list<3, double> cl;
+  cl.set_executor(&pool);
+  cl.set_tuning(small_pieces());
+  cl.build(pts, 1.0);
+  hhg::neighbor_list before, after;
+  cl.neighbors(before);
+  auto bad = pts;
+  bad[250][1] = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THROW(cl.build(bad, 1.0), hhg::error);
+  EXPECT_THROW(cl.build(pts, -1.0), hhg::error);
+  hhg::neighbor_list q = before;
+  EXPECT_THROW(cl.neighbors_of(bad, q), hhg::error);
+  EXPECT_EQ(q.indices, before.indices);
+  EXPECT_EQ(q.offsets, before.offsets);
+  cl.neighbors(after);
+  EXPECT_EQ(after.offsets, before.offsets);
+  EXPECT_EQ(after.indices, before.indices);
+}
 
 template <int D, class T>
 void check_hierarchical() {

@@ -3,17 +3,13 @@
 // Usage errors (unknown flag, bad value, no subcommand) exit with status 2, not
 // CLI11's own codes; --help and --version exit with 0. Errors found while running
 // are printed as "hhg: <message>" on standard error (see commands.hpp for the
-// exit statuses).
+// exit statuses; entry.hpp has what main() shares with hhg_bench).
 #include <CLI/CLI.hpp>
-#include <cstdio>
-#include <exception>
 #include <iostream>
-#include <new>
 #include <string>
 
 #include "commands.hpp"
-#include "hhg/error.hpp"
-#include "parse.hpp"
+#include "entry.hpp"
 
 #ifndef HHG_VERSION
 #define HHG_VERSION "0.1.0"
@@ -21,35 +17,12 @@
 
 namespace {
 
-template <class F>
-int guarded(F&& command) {
-  try {
-    return command();
-  } catch (const hhg::cli::input_error& e) {
-    std::fprintf(stderr, "hhg: %s\n", e.what());
-    return hhg::cli::exit_usage;
-  } catch (const hhg::cli::usage_error& e) {
-    std::fprintf(stderr, "hhg: %s\n", e.what());
-    return hhg::cli::exit_usage;
-  } catch (const hhg::error& e) {
-    hhg::cli::print_error(e.what());
-    return hhg::cli::exit_usage;
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "hhg: out of memory\n");
-    return hhg::cli::exit_failure;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "hhg: %s\n", e.what());
-    return hhg::cli::exit_failure;
-  }
-}
-
 /// Parses the command line and runs the chosen subcommand.
 int dispatch(int argc, char** argv) {
   CLI::App app{"hhg: broad-phase collision detection with hierarchical hash grids", "hhg"};
   app.set_version_flag("--version", std::string("hhg ") + HHG_VERSION);
   // Every error message starts with "hhg: ", CLI11's usage errors included.
-  app.failure_message(
-      [](const CLI::App* a, const CLI::Error& e) { return "hhg: " + CLI::FailureMessage::simple(a, e); });
+  hhg::cli::prefix_usage_errors(app);
   app.require_subcommand(0, 1);
 
   hhg::cli::pairs_options pairs_opts;
@@ -69,12 +42,7 @@ int dispatch(int argc, char** argv) {
       "Run 'hhg SUBCOMMAND --help' for the flags of a subcommand.\n"
       "Exit status: 0 success, 1 failure (--check mismatch, output error), 2 usage or input error.");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);  // prints help, the version or the error message
-    return code == 0 ? hhg::cli::exit_ok : hhg::cli::exit_usage;
-  }
+  if (const auto done = hhg::cli::parse_command_line(app, argc, argv)) return *done;
 
   if (pairs->parsed()) return hhg::cli::pairs_command(pairs_opts);
   if (replay->parsed()) return hhg::cli::replay_command(replay_opts);
@@ -96,5 +64,5 @@ int mpi_handoff(int argc, char** argv);  // mpi_handoff.cpp
 int main(int argc, char** argv) {
   // Under mpiexec with several ranks, pairs and run become hhg_mpi (exec).
   if (const int status = hhg::cli::mpi_handoff(argc, argv); status >= 0) return status;
-  return guarded([&] { return dispatch(argc, argv); });
+  return hhg::cli::guarded([&] { return dispatch(argc, argv); });
 }

@@ -53,9 +53,9 @@ int run_neighbors(line_reader& in, const neighbors_options& o) {
   }
   if (pts.size() >= std::numeric_limits<std::uint32_t>::max()) throw input_error("too many points");
   neighbor_list nl;
-  // The executor is offered to a structure that takes one; cell_list and
-  // hierarchical_neighbors run on the calling thread, so --threads does not change
-  // the output (nor, today, the time).
+  // --threads: cell_list sorts and walks on the pool (the lists do not depend
+  // on the thread count); hierarchical_neighbors takes no executor and runs on
+  // the calling thread.
   const std::unique_ptr<thread_pool> pool = make_executor(o.threads);
   if (method == "hierarchical") {
     hierarchical_neighbors<D, double> hn;
@@ -63,7 +63,7 @@ int run_neighbors(line_reader& in, const neighbors_options& o) {
     hn.neighbors(pts, radius, nl);
   } else {
     cell_list<D, double> cl;
-    if constexpr (requires { cl.set_executor(pool.get()); }) cl.set_executor(pool.get());
+    cl.set_executor(pool.get());
     cl.build(pts, radius);
     cl.neighbors(nl);
   }

@@ -3,13 +3,13 @@
 // The whole input is parsed and checked before anything is printed, so a bad
 // line leaves standard output empty. Order (--order):
 // - sorted: pairs are collected as 64-bit keys (i << 32 | j, i < j) and put in
-//   order with a counting sort on i followed by a small sort of each bucket:
-//   O(N + P) plus the bucket sorts, 12 bytes per pair.
+//   order by hhg::sort_pair_keys (hhg/broad_phase.hpp, the radix sort of
+//   all_pairs): O(N + P), 16 bytes per pair (the keys and a second buffer).
 // - stream: each pair is written as the method reports it, nothing is kept:
 //   the method's detection order, the same on every run for the same input,
 //   method, configuration and thread count... and for every thread count (the
 //   hash grid's results do not depend on its workers). Every pair once, i < j.
-// - auto (default): one detection counts the pairs; sorted when 12 bytes per
+// - auto (default): one detection counts the pairs; sorted when 16 bytes per
 //   pair fit in --sort-memory (default a quarter of the physical memory), else
 //   a second detection streams them.
 #include <unistd.h>
@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "hhg/broad_phase.hpp"
 #include "hhg/hash_grids.hpp"
 #include "hhg/periodic.hpp"
 #include "input.hpp"
@@ -87,25 +88,13 @@ class pair_writer {
   std::uint64_t written_ = 0;
 };
 
-/// Writes the pairs sorted by (i, j), each once.
-void write_sorted(const std::vector<std::uint64_t>& keys, std::size_t n, pair_writer& w) {
-  // Counting sort on i: start[i] .. start[i + 1] is the bucket of i.
-  std::vector<std::size_t> start(n + 1, 0);
-  for (const std::uint64_t k : keys) ++start[(k >> 32) + 1];
-  for (std::size_t i = 0; i < n; ++i) start[i + 1] += start[i];
-  std::vector<std::uint32_t> partner(keys.size());
-  {
-    std::vector<std::size_t> fill(start.begin(), start.end() - 1);
-    for (const std::uint64_t k : keys) partner[fill[k >> 32]++] = static_cast<std::uint32_t>(k);
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto first = partner.begin() + static_cast<std::ptrdiff_t>(start[i]);
-    const auto last = partner.begin() + static_cast<std::ptrdiff_t>(start[i + 1]);
-    std::sort(first, last);
-    // No deduplication: every method reports each pair once, and a duplicate
-    // here would be a library bug that the output should show, not hide.
-    for (auto it = first; it != last; ++it) w.pair(i, *it);
-  }
+/// Writes the pairs sorted by (i, j), each once (hhg::sort_pair_keys: the
+/// library's pair sort).
+void write_sorted(std::vector<std::uint64_t>& keys, std::size_t n, pair_writer& w) {
+  sort_pair_keys(keys, n);
+  // No deduplication: every method reports each pair once, and a duplicate
+  // here would be a library bug that the output should show, not hide.
+  for (const std::uint64_t k : keys) w.pair(k >> 32, k & 0xFFFFFFFFu);
 }
 
 /// A quarter of the physical memory (the default of --sort-memory).
@@ -153,7 +142,7 @@ int run_pairs(line_reader& in, const pairs_options& o) {
       std::uint64_t count = 0;
       m.for_each_pair([&](handle, handle) { ++count; });
       const std::uint64_t limit = o.sort_memory ? o.sort_memory : default_sort_memory();
-      sorted = count <= limit / 12;
+      sorted = count <= limit / 16;
     }
     w.begin();
     if (sorted) {
@@ -238,7 +227,7 @@ CLI::App* add_pairs_command(CLI::App& app, pairs_options& o) {
                   "memory holds); auto (default): sorted when the pairs fit in --sort-memory, else stream")
       ->check(CLI::IsMember({"auto", "sorted", "stream"}));
   sub->add_option("--sort-memory", o.sort_memory,
-                  "Bytes the sorted list may take with --order auto (12 per pair; default: a quarter of the "
+                  "Bytes the sorted list may take with --order auto (16 per pair; default: a quarter of the "
                   "physical memory)")
       ->check(integer_in(1, std::numeric_limits<std::uint64_t>::max()));
   sub->add_option("--periodic", o.periodic,

@@ -71,6 +71,26 @@ std::vector<handle> insert_all(M& m, std::span<const typename M::box_type> boxes
   }
 }
 
+/// Sorts index pairs packed as keys `i << 32 | j` (i, j < n) ascending, that is
+/// by (i, j): an LSD radix sort over 16-bit digits that skips the digits no
+/// index below n uses (four passes at n = 10^6). O(keys) time, and a second
+/// buffer of keys.size() keys (16 bytes per pair in all). The one pair sort
+/// of hhg: all_pairs, `hhg pairs` and the Python module use it.
+inline void sort_pair_keys(std::vector<std::uint64_t>& keys, std::size_t n) {
+  std::vector<std::uint64_t> tmp(keys.size());
+  const unsigned index_bits = static_cast<unsigned>(std::bit_width(n));
+  for (unsigned shift = 0; shift < 64; shift += 16) {
+    if (shift >= index_bits && shift < 32) continue;  // j's unused high bits
+    if (shift >= 32 + index_bits) break;              // i's unused high bits
+    std::vector<std::size_t> count(1u << 16, 0);
+    for (std::uint64_t k : keys) ++count[(k >> shift) & 0xFFFF];
+    std::size_t sum = 0;
+    for (std::size_t& c : count) sum += std::exchange(c, sum);
+    for (std::uint64_t k : keys) tmp[count[(k >> shift) & 0xFFFF]++] = k;
+    keys.swap(tmp);
+  }
+}
+
 /// One-shot use: every overlapping pair of `boxes`, as indices (i < j, sorted
 /// ascending), with any dynamic method M. O(N) inserts (one bulk insert where
 /// the method has one), one detection, and a radix sort of the pairs. With an
@@ -89,25 +109,14 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> all_pairs(M& m, std::span<c
   }
   std::vector<handle_pair> found;
   m.find_pairs(found);
-  // (i << 32 | j) keys, sorted by an LSD radix sort over the bits they use
-  std::vector<std::uint64_t> keys(found.size()), tmp(found.size());
+  std::vector<std::uint64_t> keys(found.size());
   for (std::size_t k = 0; k < found.size(); ++k) {
     std::uint64_t i = index_of[found[k].a.index], j = index_of[found[k].b.index];
     if (j < i) std::swap(i, j);
     keys[k] = i << 32 | j;
   }
   std::vector<handle_pair>().swap(found);
-  const unsigned index_bits = static_cast<unsigned>(std::bit_width(boxes.size()));
-  for (unsigned shift = 0; shift < 64; shift += 16) {
-    if (shift >= index_bits && shift < 32) continue;  // j's unused high bits
-    if (shift >= 32 + index_bits) break;              // i's unused high bits
-    std::vector<std::size_t> count(1u << 16, 0);
-    for (std::uint64_t k : keys) ++count[(k >> shift) & 0xFFFF];
-    std::size_t sum = 0;
-    for (std::size_t& c : count) sum += std::exchange(c, sum);
-    for (std::uint64_t k : keys) tmp[count[(k >> shift) & 0xFFFF]++] = k;
-    keys.swap(tmp);
-  }
+  sort_pair_keys(keys, boxes.size());
   std::vector<std::pair<std::uint32_t, std::uint32_t>> out(keys.size());
   for (std::size_t k = 0; k < keys.size(); ++k)
     out[k] = {static_cast<std::uint32_t>(keys[k] >> 32), static_cast<std::uint32_t>(keys[k])};

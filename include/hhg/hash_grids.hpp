@@ -221,7 +221,10 @@ class hash_grids {
   /// objects within its half width: O(log(spread) * box query).
   void nearest(const std::array<T, D>& p, std::size_t k, std::vector<handle>& out) const;
 
-  /// Batch forms: one result list per query; out[i] answers queries[i].
+  /// Batch forms: one result list per query; out[i] answers queries[i] and is
+  /// the list of the single form. Every query is checked before any is run (a
+  /// bad one throws and `out` is untouched); the queries then run in ranges on
+  /// the executor (set_executor), with the same lists for every worker count.
   void overlapping(const std::vector<box_type>& queries, std::vector<std::vector<handle>>& out) const;
   void ray_hits(const std::vector<ray<D, T>>& rays, std::vector<std::vector<ray_hit>>& out) const;
   // ===== end of queries =======================================================

@@ -15,6 +15,9 @@
 //
 // Cost: build O(N log N) (a sort), neighbour lists O(N + candidate pairs),
 // memory O(N + pairs). Thread safety: const members may run concurrently.
+// Threads: with an executor (set_executor), build, the re-sort of move,
+// neighbors and neighbors_of run in ranges on it; the results (every list and
+// its order) are the same for every executor and worker count.
 #pragma once
 
 #include <array>
@@ -23,6 +26,7 @@
 #include <vector>
 
 #include "hhg/exact.hpp"
+#include "hhg/executor.hpp"
 
 namespace hhg {
 
@@ -67,6 +71,16 @@ struct within_filter {
   }
 };
 
+// The sizes of cell_list's parallel pieces (not public API: tests make them
+// small to run every parallel path at sizes brute force can check). None of
+// them changes a result.
+struct cell_list_tuning {
+  std::size_t piece = std::size_t{1} << 14;               // points per piece of build and per run of the walk
+  std::size_t queries = 1024;                             // queries per piece of neighbors_of
+  std::size_t parallel_sort = std::size_t{1} << 16;       // fewer points: one std::sort
+  std::size_t parallel_transpose = std::size_t{1} << 16;  // fewer points: one transposition walk
+};
+
 }  // namespace detail
 
 /// Compact neighbour lists: the neighbours of point i are
@@ -108,6 +122,15 @@ class cell_list {
   /// O(moved + N) in the worst case, O(moved) when no point changes cell.
   void move(const std::vector<std::uint32_t>& which, const std::vector<point>& where);
 
+  /// Runs the parallel parts (the sort of build and move, neighbors,
+  /// neighbors_of) on `e`; nullptr (the default) runs them on the calling
+  /// thread. The results do not depend on it. `e` must outlive its use; a copy
+  /// of the cell list shares it.
+  void set_executor(executor* e) noexcept { exec_ = e; }
+  executor* get_executor() const noexcept { return exec_; }
+  /// Piece sizes of the parallel work (for tests; results never depend on them).
+  void set_tuning(const detail::cell_list_tuning& t) noexcept { tune_ = t; }
+
   std::size_t size() const noexcept { return index_.size(); }
   double radius() const noexcept { return r_; }
   /// Edge of a cell (>= radius()).
@@ -119,6 +142,8 @@ class cell_list {
   template <class F>
   void for_each_candidate_run(std::int64_t key, F&& f) const;
 
+  executor* exec_ = nullptr;
+  detail::cell_list_tuning tune_{};
   double r_ = 0, h_ = 1, inv_ = 1;
   std::array<std::int64_t, D> kmin_{};
   std::array<std::int64_t, D> span_{};      // cells per axis (padded by one on each side)

@@ -189,16 +189,22 @@ struct csr {
 };
 py::tuple csr_out(csr&& c) { return py::make_tuple(to_numpy(std::move(c.indices)), to_numpy(std::move(c.offsets))); }
 
-template <class E, class F>
-csr build_csr(hhg::executor* e, std::size_t q, F&& f) {
-  std::vector<std::vector<E>> per(q);
+/// The one batch driver of the module: fn(begin, end) over the queries
+/// [0, q), in ranges on `e` (nullptr or a small batch: the calling thread).
+/// Each query writes only its own outputs, so results do not depend on `e`.
+template <class F>
+void for_query_ranges(hhg::executor* e, std::size_t q, F&& fn) {
   if (e == nullptr || q < 64) {
-    for (std::size_t i = 0; i < q; ++i) f(i, per[i]);
-  } else {
-    e->parallel_for(q, 16, [&](std::size_t b, std::size_t en, unsigned) {
-      for (std::size_t i = b; i < en; ++i) f(i, per[i]);
-    });
+    if (q > 0) fn(std::size_t{0}, q);
+    return;
   }
+  e->parallel_for(q, 16, [&](std::size_t b, std::size_t en, unsigned) { fn(b, en); });
+}
+
+/// Per-query result lists flattened into a csr (ray hits: their t in values).
+template <class E>
+csr to_csr(const std::vector<std::vector<E>>& per) {
+  const std::size_t q = per.size();
   csr c;
   c.offsets.resize(q + 1);
   std::size_t total = 0;
@@ -220,6 +226,16 @@ csr build_csr(hhg::executor* e, std::size_t q, F&& f) {
       for (const handle h : v) c.indices.push_back(to_id(h));
   }
   return c;
+}
+
+/// One result list per query: f(i, out_i) answers query i.
+template <class E, class F>
+csr build_csr(hhg::executor* e, std::size_t q, F&& f) {
+  std::vector<std::vector<E>> per(q);
+  for_query_ranges(e, q, [&](std::size_t b, std::size_t en) {
+    for (std::size_t i = b; i < en; ++i) f(i, per[i]);
+  });
+  return to_csr(per);
 }
 
 // ------------------------------------------------- checks before changes -------
@@ -420,11 +436,23 @@ class method_structure final : public structure {
     return nullptr;
   }
 
+  // The library's batch forms where it has them (overlapping, ray_hits: on
+  // the structure's executor), else build_csr / for_query_ranges; every input
+  // is checked before any query runs, so the error is the same for any worker count.
+  static void check_points(const P* p, std::size_t n, const char* what, std::size_t first = 0) {
+    for (std::size_t i = 0; i < n; ++i)
+      for (int k = 0; k < D; ++k)
+        if (std::isnan(p[i][k]))
+          throw hhg::error(hhg::errc::nan_coordinate,
+                           what + (" " + std::to_string(first + i)) + " has a NaN coordinate");
+  }
   csr overlapping(const void* q, std::size_t n) const override {
     if constexpr (is_hash_grids) {
       const B* b = static_cast<const B*>(q);
       check_boxes(b, n);
-      return build_csr<handle>(exec(), n, [&](std::size_t i, std::vector<handle>& out) { m_.overlapping(b[i], out); });
+      std::vector<std::vector<handle>> per;
+      m_.overlapping(std::vector<B>(b, b + n), per);
+      return to_csr(per);
     }
     return structure::overlapping(q, n);
   }
@@ -438,10 +466,8 @@ class method_structure final : public structure {
   csr in_sphere(const void* q, const double* radii, std::size_t n) const override {
     if constexpr (is_hash_grids) {
       const P* p = static_cast<const P*>(q);
-      for (std::size_t i = 0; i < n; ++i) {  // checked first: the same error for any worker count
-        for (int k = 0; k < D; ++k)
-          if (std::isnan(p[i][k]))
-            throw hhg::error(hhg::errc::nan_coordinate, "centre " + std::to_string(i) + " has a NaN coordinate");
+      for (std::size_t i = 0; i < n; ++i) {
+        check_points(p + i, 1, "centre", i);
         if (std::isnan(radii[i]))
           throw hhg::error(hhg::errc::nan_coordinate, "radius " + std::to_string(i) + " is NaN");
         if (radii[i] < 0) throw hhg::error(hhg::errc::inverted_box, "radius " + std::to_string(i) + " is negative");
@@ -461,34 +487,33 @@ class method_structure final : public structure {
       if (t[i] < 0) throw hhg::error(hhg::errc::inverted_box, "ray " + std::to_string(i) + ": max_t is negative");
     }
   }
+  std::vector<hhg::ray<D, T>> rays_of(const void* o, const void* d, const double* t, std::size_t n) const {
+    const P* po = static_cast<const P*>(o);
+    const P* pd = static_cast<const P*>(d);
+    check_rays(po, pd, t, n);
+    std::vector<hhg::ray<D, T>> rays(n);
+    for (std::size_t i = 0; i < n; ++i) rays[i] = {po[i], pd[i], t[i]};
+    return rays;
+  }
   csr ray_hits(const void* o, const void* d, const double* t, std::size_t n) const override {
     if constexpr (is_hash_grids) {
-      const P* po = static_cast<const P*>(o);
-      const P* pd = static_cast<const P*>(d);
-      check_rays(po, pd, t, n);
-      return build_csr<hhg::ray_hit>(exec(), n, [&](std::size_t i, std::vector<hhg::ray_hit>& out) {
-        m_.ray_hits(hhg::ray<D, T>{po[i], pd[i], t[i]}, out);
-      });
+      std::vector<std::vector<hhg::ray_hit>> per;
+      m_.ray_hits(rays_of(o, d, t, n), per);
+      return to_csr(per);
     }
     return structure::ray_hits(o, d, t, n);
   }
   void first_ray_hit(const void* o, const void* d, const double* t, std::size_t n, std::int64_t* ids,
                      double* ts) const override {
     if constexpr (is_hash_grids) {
-      const P* po = static_cast<const P*>(o);
-      const P* pd = static_cast<const P*>(d);
-      check_rays(po, pd, t, n);
-      auto one = [&](std::size_t b, std::size_t e, unsigned) {
+      const std::vector<hhg::ray<D, T>> rays = rays_of(o, d, t, n);
+      for_query_ranges(exec(), n, [&](std::size_t b, std::size_t e) {
         for (std::size_t i = b; i < e; ++i) {
-          const hhg::ray_hit h = m_.first_ray_hit(hhg::ray<D, T>{po[i], pd[i], t[i]});
+          const hhg::ray_hit h = m_.first_ray_hit(rays[i]);
           ids[i] = h.id ? to_id(h.id) : -1;
           ts[i] = h.id ? h.t : std::numeric_limits<double>::infinity();
         }
-      };
-      if (exec() && n >= 64)
-        exec()->parallel_for(n, 16, one);
-      else
-        one(0, n, 0);
+      });
       return;
     }
     structure::first_ray_hit(o, d, t, n, ids, ts);
@@ -496,11 +521,8 @@ class method_structure final : public structure {
   void nearest(const void* q, std::size_t n, std::size_t k, std::int64_t* ids, double* dist) const override {
     if constexpr (is_hash_grids) {
       const P* p = static_cast<const P*>(q);
-      for (std::size_t i = 0; i < n; ++i)
-        for (int a = 0; a < D; ++a)
-          if (std::isnan(p[i][a]))
-            throw hhg::error(hhg::errc::nan_coordinate, "point " + std::to_string(i) + " has a NaN coordinate");
-      auto some = [&](std::size_t b, std::size_t e, unsigned) {
+      check_points(p, n, "point");
+      for_query_ranges(exec(), n, [&](std::size_t b, std::size_t e) {
         std::vector<handle> out;
         for (std::size_t i = b; i < e; ++i) {
           m_.nearest(p[i], k, out);
@@ -514,11 +536,7 @@ class method_structure final : public structure {
             }
           }
         }
-      };
-      if (exec() && n >= 64)
-        exec()->parallel_for(n, 16, some);
-      else
-        some(0, n, 0);
+      });
       return;
     }
     structure::nearest(q, n, k, ids, dist);
@@ -776,16 +794,22 @@ class py_hash_grids : public py_structure {
 
   py::dict settings() const { return config_dict(config_); }
 
+ private:
+  /// The one wrapper of every batch query: f() runs without the GIL, under
+  /// the shared (read) lock; it returns C++ data only (no Python objects).
+  template <class F>
+  decltype(auto) read(F&& f) const {
+    py::gil_scoped_release nogil;
+    std::shared_lock lock(m_);
+    return f();
+  }
+
+ public:
   py::tuple overlapping(const py::handle& q) const {
     return with_scalar([&](auto t) {
       using T = decltype(t);
       auto a = as_matrix<T>(q, cols(), "query_boxes", "(Q, 2*dim)");
-      csr c;
-      {
-        py::gil_scoped_release nogil;
-        std::shared_lock lock(m_);
-        c = s_->overlapping(a.data(), static_cast<std::size_t>(a.shape(0)));
-      }
+      csr c = read([&] { return s_->overlapping(a.data(), static_cast<std::size_t>(a.shape(0))); });
       return csr_out(std::move(c));
     });
   }
@@ -793,12 +817,7 @@ class py_hash_grids : public py_structure {
     return with_scalar([&](auto t) {
       using T = decltype(t);
       auto a = as_matrix<T>(q, dim(), "points", "(Q, dim)");
-      csr c;
-      {
-        py::gil_scoped_release nogil;
-        std::shared_lock lock(m_);
-        c = s_->containing(a.data(), static_cast<std::size_t>(a.shape(0)));
-      }
+      csr c = read([&] { return s_->containing(a.data(), static_cast<std::size_t>(a.shape(0))); });
       return csr_out(std::move(c));
     });
   }
@@ -808,12 +827,7 @@ class py_hash_grids : public py_structure {
       auto a = as_matrix<T>(centres, dim(), "centres", "(Q, dim)");
       const auto n = static_cast<std::size_t>(a.shape(0));
       const std::vector<double> r = per_query(radii, n, "radii");
-      csr c;
-      {
-        py::gil_scoped_release nogil;
-        std::shared_lock lock(m_);
-        c = s_->in_sphere(a.data(), r.data(), n);
-      }
+      csr c = read([&] { return s_->in_sphere(a.data(), r.data(), n); });
       return csr_out(std::move(c));
     });
   }
@@ -825,12 +839,7 @@ class py_hash_grids : public py_structure {
       if (o.shape(0) != d.shape(0)) throw py::value_error("origins and directions differ in length");
       const auto n = static_cast<std::size_t>(o.shape(0));
       const std::vector<double> mt = per_query(max_t, n, "max_t");
-      csr c;
-      {
-        py::gil_scoped_release nogil;
-        std::shared_lock lock(m_);
-        c = s_->ray_hits(o.data(), d.data(), mt.data(), n);
-      }
+      csr c = read([&] { return s_->ray_hits(o.data(), d.data(), mt.data(), n); });
       return py::make_tuple(to_numpy(std::move(c.indices)), to_numpy(std::move(c.values)),
                             to_numpy(std::move(c.offsets)));
     });
@@ -845,11 +854,7 @@ class py_hash_grids : public py_structure {
       const std::vector<double> mt = per_query(max_t, n, "max_t");
       std::vector<std::int64_t> ids(n);
       std::vector<double> ts(n);
-      {
-        py::gil_scoped_release nogil;
-        std::shared_lock lock(m_);
-        s_->first_ray_hit(o.data(), d.data(), mt.data(), n, ids.data(), ts.data());
-      }
+      read([&] { s_->first_ray_hit(o.data(), d.data(), mt.data(), n, ids.data(), ts.data()); });
       return py::make_tuple(to_numpy(std::move(ids)), to_numpy(std::move(ts)));
     });
   }
@@ -862,11 +867,7 @@ class py_hash_grids : public py_structure {
       const auto kk = static_cast<std::size_t>(k);
       std::vector<std::int64_t> ids(n * kk);
       std::vector<double> dist(n * kk);
-      {
-        py::gil_scoped_release nogil;
-        std::shared_lock lock(m_);
-        s_->nearest(a.data(), n, kk, ids.data(), dist.data());
-      }
+      read([&] { s_->nearest(a.data(), n, kk, ids.data(), dist.data()); });
       const std::vector<py::ssize_t> shape{static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(kk)};
       return py::make_tuple(to_numpy(std::move(ids), shape), to_numpy(std::move(dist), shape));
     });
@@ -875,25 +876,14 @@ class py_hash_grids : public py_structure {
 
 // ------------------------------------------------------------ hhg.pairs -------
 
-/// Index pairs (i << 32 | j, i < j) put in order with a counting sort on i and
-/// a sort of each bucket: O(N + P) plus the small bucket sorts.
-std::vector<std::int64_t> sorted_rows(const std::vector<std::uint64_t>& keys, std::size_t n) {
-  std::vector<std::size_t> start(n + 1, 0);
-  for (const std::uint64_t k : keys) ++start[(k >> 32) + 1];
-  for (std::size_t i = 0; i < n; ++i) start[i + 1] += start[i];
-  std::vector<std::uint32_t> partner(keys.size());
-  {
-    std::vector<std::size_t> fill(start.begin(), start.end() - 1);
-    for (const std::uint64_t k : keys) partner[fill[k >> 32]++] = static_cast<std::uint32_t>(k);
-  }
+/// Index pairs (i << 32 | j, i < j, i and j < n) as sorted (M, 2) rows: the
+/// library's pair sort (hhg::sort_pair_keys, shared with all_pairs and `hhg pairs`).
+std::vector<std::int64_t> sorted_rows(std::vector<std::uint64_t>&& keys, std::size_t n) {
+  hhg::sort_pair_keys(keys, n);
   std::vector<std::int64_t> rows(2 * keys.size());
-  for (std::size_t i = 0; i < n; ++i) {
-    std::sort(partner.begin() + static_cast<std::ptrdiff_t>(start[i]),
-              partner.begin() + static_cast<std::ptrdiff_t>(start[i + 1]));
-    for (std::size_t p = start[i]; p < start[i + 1]; ++p) {
-      rows[2 * p] = static_cast<std::int64_t>(i);
-      rows[2 * p + 1] = partner[p];
-    }
+  for (std::size_t p = 0; p < keys.size(); ++p) {
+    rows[2 * p] = static_cast<std::int64_t>(keys[p] >> 32);
+    rows[2 * p + 1] = static_cast<std::int64_t>(keys[p] & 0xFFFFFFFFu);
   }
   return rows;
 }
@@ -931,7 +921,7 @@ std::vector<std::int64_t> pairs_of(const hhg::box<D, T>* b, std::size_t n, const
       if (j < i) std::swap(i, j);
       keys.push_back(i << 32 | j);
     });
-    return sorted_rows(keys, n);
+    return sorted_rows(std::move(keys), n);
   });
 }
 
@@ -981,65 +971,26 @@ double time_pairs(const py::handle& boxes, const std::string& method, const py::
 
 // ---------------------------------------------------------- neighbours -------
 
-/// Queries are cut into chunks of this many points, independent of the worker
-/// count, so results are the same for any number of workers.
-constexpr std::size_t kNeighborChunk = 2048;
-
+/// The cell list on the workers' pool (hhg::cell_list::set_executor): its
+/// sort, its walk and neighbors_of run there, with lists that do not depend on
+/// the worker count.
 template <int D, class T>
 csr neighbors_of(const T* pts, std::size_t n, double r, const T* other, std::size_t nq, unsigned workers) {
   using P = std::array<T, D>;
   std::vector<P> points(reinterpret_cast<const P*>(pts), reinterpret_cast<const P*>(pts) + n);
   hhg::cell_list<D, T> cl;
+  cl.set_executor(pool_for(workers));
   cl.build(points, r);
-  const bool self = other == nullptr;
-  const std::size_t q = self ? n : nq;
-  csr c;
-  c.offsets.resize(q + 1);
-  hhg::executor* e = pool_for(workers);
-  if (self && e == nullptr) {
-    hhg::neighbor_list nl;
+  hhg::neighbor_list nl;
+  if (other == nullptr) {
+    std::vector<P>().swap(points);
     cl.neighbors(nl, true);
-    c.offsets.assign(nl.offsets.begin(), nl.offsets.end());
-    c.indices.assign(nl.indices.begin(), nl.indices.end());
-    return c;
+  } else {
+    cl.neighbors_of(std::vector<P>(reinterpret_cast<const P*>(other), reinterpret_cast<const P*>(other) + nq), nl);
   }
-  const P* qs = self ? points.data() : reinterpret_cast<const P*>(other);
-  const std::size_t chunks = (q + kNeighborChunk - 1) / kNeighborChunk;
-  std::vector<hhg::neighbor_list> part(chunks);
-  auto run = [&](std::size_t b, std::size_t en, unsigned) {
-    for (std::size_t k = b; k < en; ++k) {
-      const std::size_t first = k * kNeighborChunk, last = std::min(q, first + kNeighborChunk);
-      std::vector<P> sub(qs + first, qs + last);
-      cl.neighbors_of(sub, part[k]);
-      if (self) {  // drop the point itself (exactly its own index)
-        auto& nl = part[k];
-        std::size_t w = 0;
-        for (std::size_t i = 0; i + 1 < nl.offsets.size(); ++i) {
-          const std::size_t b0 = nl.offsets[i], b1 = nl.offsets[i + 1];
-          nl.offsets[i] = w;
-          for (std::size_t t = b0; t < b1; ++t)
-            if (nl.indices[t] != first + i) nl.indices[w++] = nl.indices[t];
-        }
-        nl.offsets.back() = w;
-        nl.indices.resize(w);
-      }
-    }
-  };
-  if (e && chunks > 1)
-    e->parallel_for(chunks, 1, run);
-  else
-    run(0, chunks, 0);
-  std::size_t total = 0;
-  for (const auto& p : part) total += p.indices.size();
-  c.indices.resize(total);
-  std::size_t at = 0, row = 0;
-  for (const auto& p : part) {
-    for (std::size_t i = 0; i + 1 < p.offsets.size(); ++i)
-      c.offsets[row++] = static_cast<std::int64_t>(at + p.offsets[i]);
-    std::copy(p.indices.begin(), p.indices.end(), c.indices.begin() + static_cast<std::ptrdiff_t>(at));
-    at += p.indices.size();
-  }
-  c.offsets[q] = static_cast<std::int64_t>(at);
+  csr c;
+  c.offsets.assign(nl.offsets.begin(), nl.offsets.end());
+  c.indices.assign(nl.indices.begin(), nl.indices.end());
   return c;
 }
 
