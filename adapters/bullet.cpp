@@ -259,7 +259,8 @@ void bullet_broadphase::calculateOverlappingPairs(btDispatcher* dispatcher) {
     new_pairs_.clear();
     sort_keys(new_keys_, sort_scratch_, sort_count_);
     sort_scratch_.resize(prev_.size() + new_keys_.size());
-    const auto end = std::set_union(prev_.begin(), prev_.end(), new_keys_.begin(), new_keys_.end(), sort_scratch_.begin());
+    const auto end =
+        std::set_union(prev_.begin(), prev_.end(), new_keys_.begin(), new_keys_.end(), sort_scratch_.begin());
     sort_scratch_.resize(static_cast<std::size_t>(end - sort_scratch_.begin()));
     prev_.swap(sort_scratch_);
   }

@@ -30,11 +30,13 @@
 namespace {
 
 btVector3 lo(const hhg::box<3, double>& b) {
-  return {std::nextafter(static_cast<float>(b.min[0]), -INFINITY), std::nextafter(static_cast<float>(b.min[1]), -INFINITY),
+  return {std::nextafter(static_cast<float>(b.min[0]), -INFINITY),
+          std::nextafter(static_cast<float>(b.min[1]), -INFINITY),
           std::nextafter(static_cast<float>(b.min[2]), -INFINITY)};
 }
 btVector3 hi(const hhg::box<3, double>& b) {
-  return {std::nextafter(static_cast<float>(b.max[0]), INFINITY), std::nextafter(static_cast<float>(b.max[1]), INFINITY),
+  return {std::nextafter(static_cast<float>(b.max[0]), INFINITY),
+          std::nextafter(static_cast<float>(b.max[1]), INFINITY),
           std::nextafter(static_cast<float>(b.max[2]), INFINITY)};
 }
 

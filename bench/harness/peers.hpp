@@ -64,13 +64,13 @@
 #include "hhg/bullet.hpp"
 #endif
 #ifdef HHG_HAVE_FCL
-#include "hhg/fcl.hpp"
 #include <fcl/broadphase/broadphase_SaP.h>
 #include <fcl/broadphase/broadphase_dynamic_AABB_tree.h>
 #include <fcl/broadphase/broadphase_dynamic_AABB_tree_array.h>
 #include <fcl/broadphase/broadphase_spatialhash.h>
 #include <fcl/geometry/shape/box.h>
 #include <fcl/narrowphase/collision_object.h>
+#include "hhg/fcl.hpp"
 #endif
 #ifdef HHG_HAVE_CGAL
 #include <CGAL/box_intersection_d.h>

@@ -28,8 +28,9 @@ int main() {
   ball.calculateLocalInertia(1, inertia);
   for (int i = 0; i < 27; ++i) {
     bodies.push_back(std::make_unique<btRigidBody>(1, nullptr, &ball, inertia));
-    bodies.back()->setWorldTransform(btTransform(
-        btQuaternion::getIdentity(), btVector3(btScalar(1.2 * (i % 3)), btScalar(2 + 1.2 * (i / 9)), btScalar(1.2 * (i / 3 % 3)))));
+    bodies.back()->setWorldTransform(
+        btTransform(btQuaternion::getIdentity(),
+                    btVector3(btScalar(1.2 * (i % 3)), btScalar(2 + 1.2 * (i / 9)), btScalar(1.2 * (i / 3 % 3)))));
     world.addRigidBody(bodies.back().get());
   }
   for (int s = 0; s < 240; ++s) world.stepSimulation(btScalar(1.0 / 60), 0);
