@@ -54,6 +54,15 @@ bool same_box(const btVector3& a0, const btVector3& a1, const btVector3& b0, con
          a1.z() == b1.z();
 }
 
+// Makes room for `more` elements without a reallocation later, growing the
+// capacity geometrically (reserve(size + 1) on every call would copy the
+// vector each time: quadratic over many calls).
+template <class V>
+void reserve_more(V& v, std::size_t more) {
+  const std::size_t need = v.size() + more;
+  if (need > v.capacity()) v.reserve(std::max(need, 2 * v.capacity()));
+}
+
 // Sorts 64-bit keys: LSD radix sort on 16-bit digits, skipping digits that
 // are equal in every key. O(n + 65536) per pass: std::sort below 4096 keys.
 void sort_keys(std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>& scratch,
@@ -122,10 +131,10 @@ btBroadphaseProxy* bullet_broadphase::createProxy(const btVector3& aabbMin, cons
   if (free_.size() > reuse_delay) {
     p = free_.front();
   } else {
-    storage_.reserve(storage_.size() + 1);
+    reserve_more(storage_, 1);
     storage_.push_back(std::make_unique<proxy>());
   }
-  by_slot_.reserve(grids_.size() + 1);
+  if (grids_.size() + 1 > by_slot_.size()) reserve_more(by_slot_, grids_.size() + 1 - by_slot_.size());
   const handle h = grids_.insert(b);
   if (p != nullptr) {
     free_.pop_front();
@@ -166,7 +175,7 @@ void bullet_broadphase::add_new_pairs(proxy* p) {
     if (h.index != self) partners_.push_back(h.index);
     return true;
   });
-  new_pairs_.reserve(new_pairs_.size() + partners_.size());
+  reserve_more(new_pairs_, partners_.size());
   for (const std::uint32_t other : partners_) {
     const std::uint64_t a = std::min(self, other), b = std::max(self, other);
     new_pairs_.push_back({a << 32 | b, generation_[a], generation_[b]});
@@ -178,7 +187,7 @@ void bullet_broadphase::add_new_pairs(proxy* p) {
 void bullet_broadphase::destroyProxy(btBroadphaseProxy* bp, btDispatcher* dispatcher) {
   proxy* p = checked(bp, "destroyProxy");
   const std::uint32_t slot = p->id.index;
-  recycled_list_.reserve(recycled_list_.size() + 1);
+  reserve_more(recycled_list_, 1);
   free_.push_back(p);  // may throw: before any change
   cache_->removeOverlappingPairsContainingProxy(p, dispatcher);
   grids_.remove(p->id);
