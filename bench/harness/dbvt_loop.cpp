@@ -7,7 +7,9 @@
 //
 //   hhg_dbvt_loop MODE N STEPS [SCENARIO [SEED]]
 //   MODE: default | deferred (m_deferedcollide) | twice (a second
-//         calculateOverlappingPairs per step: what the peer did before)
+//         calculateOverlappingPairs per step: what the peer did before) |
+//         hhg (hhg::hash_grids, one thread: batch move + find_pairs, as the
+//         harness' hhg row), for a CPU-time comparison on a loaded machine
 //
 // Prints the median and mean step time (ms, wall clock as the harness) and the
 // median thread CPU time over the steps after 2 warm-up steps, and the cache
@@ -20,11 +22,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <span>
 #include <string>
 #include <vector>
 
 #include <btBulletCollisionCommon.h>
 
+#include "hhg/hash_grids.hpp"
 #include "hhg/scenes.hpp"
 
 namespace {
@@ -61,7 +65,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string mode = argv[1];
-  if (mode != "default" && mode != "deferred" && mode != "twice") {
+  if (mode != "default" && mode != "deferred" && mode != "twice" && mode != "hhg") {
     std::fprintf(stderr, "hhg_dbvt_loop: unknown mode '%s'\n", mode.c_str());
     return 2;
   }
@@ -70,6 +74,37 @@ int main(int argc, char** argv) {
   const std::string scenario = argc > 4 ? argv[4] : "equal";
   const std::uint64_t seed = argc > 5 ? std::strtoull(argv[5], nullptr, 10) : 1;
   hhg::scenes::thesis_scenario<3, double> scene(hhg::scenes::named_scenario_params(scenario, n, seed));
+
+  using clock = std::chrono::steady_clock;
+  std::vector<double> times, cpu;
+  auto report = [&](const char* what, long long pairs) {
+    double mean = 0;
+    for (const double t : times) mean += t / static_cast<double>(times.size());
+    std::printf("%s %s %s n=%zu steps=%zu: step median %.3f ms, mean %.3f ms, cpu median %.3f ms, %s %lld pairs\n",
+                mode == "hhg" ? "hhg" : "dbvt", mode.c_str(), scenario.c_str(), n, steps, median(times), mean,
+                median(cpu), what, pairs);
+  };
+  if (mode == "hhg") {
+    hhg::hash_grids<3, double> g;  // serial: no executor
+    const std::vector<hhg::handle> hs = g.insert(std::span<const hhg::box<3, double>>(scene.boxes()));
+    std::vector<hhg::handle_pair> pairs;
+    g.find_pairs(pairs);
+    for (std::size_t s = 1; s <= steps; ++s) {
+      scene.step();
+      const double c0 = cpu_ms();
+      const auto t0 = clock::now();
+      g.move(std::span<const hhg::handle>(hs), std::span<const hhg::box<3, double>>(scene.boxes()));
+      g.find_pairs(pairs);
+      const auto t1 = clock::now();
+      const double c1 = cpu_ms();
+      if (s > 2 || steps <= 2) {
+        times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+        cpu.push_back(c1 - c0);
+      }
+    }
+    report("exact", static_cast<long long>(pairs.size()));
+    return 0;
+  }
 
   btDbvtBroadphase bp;
   bp.m_deferedcollide = mode == "deferred";
@@ -81,8 +116,6 @@ int main(int argc, char** argv) {
   }
   bp.calculateOverlappingPairs(nullptr);
 
-  using clock = std::chrono::steady_clock;
-  std::vector<double> times, cpu;
   for (std::size_t s = 1; s <= steps; ++s) {
     scene.step();
     const double c0 = cpu_ms();
@@ -97,11 +130,7 @@ int main(int argc, char** argv) {
       cpu.push_back(c1 - c0);
     }
   }
-  double mean = 0;
-  for (const double t : times) mean += t / static_cast<double>(times.size());
-  std::printf("dbvt %s %s n=%zu steps=%zu: step median %.3f ms, mean %.3f ms, cpu median %.3f ms, cache %d pairs\n",
-              mode.c_str(), scenario.c_str(), n, steps, median(times), mean, median(cpu),
-              bp.getOverlappingPairCache()->getNumOverlappingPairs());
+  report("cache", bp.getOverlappingPairCache()->getNumOverlappingPairs());
   for (btBroadphaseProxy* p : proxies) bp.destroyProxy(p, nullptr);
   return 0;
 }
