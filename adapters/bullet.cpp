@@ -54,6 +54,15 @@ bool same_box(const btVector3& a0, const btVector3& a1, const btVector3& b0, con
          a1.z() == b1.z();
 }
 
+// Makes room for `more` elements without a reallocation later, growing the
+// capacity geometrically (reserve(size + 1) on every call would copy the
+// vector each time: quadratic over many calls).
+template <class V>
+void reserve_more(V& v, std::size_t more) {
+  const std::size_t need = v.size() + more;
+  if (need > v.capacity()) v.reserve(std::max(need, 2 * v.capacity()));
+}
+
 // Sorts 64-bit keys: LSD radix sort on 16-bit digits, skipping digits that
 // are equal in every key. O(n + 65536) per pass: std::sort below 4096 keys.
 void sort_keys(std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>& scratch,
@@ -122,10 +131,10 @@ btBroadphaseProxy* bullet_broadphase::createProxy(const btVector3& aabbMin, cons
   if (free_.size() > reuse_delay) {
     p = free_.front();
   } else {
-    storage_.reserve(storage_.size() + 1);
+    reserve_more(storage_, 1);
     storage_.push_back(std::make_unique<proxy>());
   }
-  by_slot_.reserve(grids_.size() + 1);
+  if (grids_.size() + 1 > by_slot_.size()) reserve_more(by_slot_, grids_.size() + 1 - by_slot_.size());
   const handle h = grids_.insert(b);
   if (p != nullptr) {
     free_.pop_front();
@@ -135,6 +144,7 @@ btBroadphaseProxy* bullet_broadphase::createProxy(const btVector3& aabbMin, cons
   if (by_slot_.size() <= h.index) {
     by_slot_.resize(h.index + 1, nullptr);
     recycled_.resize(h.index + 1, 0);
+    generation_.resize(h.index + 1, 0);
   }
   p->m_clientObject = userPtr;
   p->m_collisionFilterGroup = collisionFilterGroup;
@@ -148,17 +158,41 @@ btBroadphaseProxy* bullet_broadphase::createProxy(const btVector3& aabbMin, cons
   p->dirty = false;
   by_slot_[h.index] = p;
   ++live_;
+  add_new_pairs(p);
   return p;
+}
+
+// The new proxy's pairs, at once (as btDbvtBroadphase's createProxy): every
+// proxy whose current box overlaps the new one's. Their keys are kept until
+// the next step, which takes them as pairs of the previous step (so they are
+// not added twice, and are removed if they ended); a key whose slot is
+// destroyed before that step is stale (generation_) and dropped.
+void bullet_broadphase::add_new_pairs(proxy* p) {
+  flush();  // the others' boxes as last given
+  partners_.clear();
+  const std::uint32_t self = p->id.index;
+  grids_.for_each_overlapping(to_box(p->m_aabbMin, p->m_aabbMax), [&](handle h) {
+    if (h.index != self) partners_.push_back(h.index);
+    return true;
+  });
+  reserve_more(new_pairs_, partners_.size());
+  for (const std::uint32_t other : partners_) {
+    const std::uint64_t a = std::min(self, other), b = std::max(self, other);
+    new_pairs_.push_back({a << 32 | b, generation_[a], generation_[b]});
+    proxy* q = by_slot_[other];
+    if (cache_->needsBroadphaseCollision(p, q)) cache_->addOverlappingPair(p, q);
+  }
 }
 
 void bullet_broadphase::destroyProxy(btBroadphaseProxy* bp, btDispatcher* dispatcher) {
   proxy* p = checked(bp, "destroyProxy");
   const std::uint32_t slot = p->id.index;
-  recycled_list_.reserve(recycled_list_.size() + 1);
+  reserve_more(recycled_list_, 1);
   free_.push_back(p);  // may throw: before any change
   cache_->removeOverlappingPairsContainingProxy(p, dispatcher);
   grids_.remove(p->id);
   by_slot_[slot] = nullptr;
+  ++generation_[slot];
   if (!recycled_[slot]) {
     recycled_[slot] = 1;
     recycled_list_.push_back(slot);
@@ -209,7 +243,8 @@ void bullet_broadphase::flush() {
 // the high half), are merged: a key only here began, a key only there ended. A
 // slot destroyed since the previous step ("recycled") had its pairs removed by
 // destroyProxy, so its old keys are dropped silently and its new keys (a new
-// proxy in the same slot) begin.
+// proxy in the same slot) begin. The pairs createProxy added since the previous
+// step count as pairs of the previous step (they are in the cache already).
 void bullet_broadphase::calculateOverlappingPairs(btDispatcher* dispatcher) {
   flush();
   grids_.find_pairs(found_);
@@ -224,13 +259,27 @@ void bullet_broadphase::calculateOverlappingPairs(btDispatcher* dispatcher) {
   const auto lo = [](std::uint64_t k) { return static_cast<std::uint32_t>(k >> 32); };
   const auto hi = [](std::uint64_t k) { return static_cast<std::uint32_t>(k & 0xFFFFFFFFu); };
   const auto recycled = [&](std::uint64_t k) { return recycled_[lo(k)] != 0 || recycled_[hi(k)] != 0; };
+  if (!recycled_list_.empty()) std::erase_if(prev_, recycled);
+  if (!new_pairs_.empty()) {
+    new_keys_.clear();
+    for (const new_pair& np : new_pairs_)
+      if (generation_[lo(np.key)] == np.lo_generation && generation_[hi(np.key)] == np.hi_generation)
+        new_keys_.push_back(np.key);
+    new_pairs_.clear();
+    sort_keys(new_keys_, sort_scratch_, sort_count_);
+    sort_scratch_.resize(prev_.size() + new_keys_.size());
+    const auto end =
+        std::set_union(prev_.begin(), prev_.end(), new_keys_.begin(), new_keys_.end(), sort_scratch_.begin());
+    sort_scratch_.resize(static_cast<std::size_t>(end - sort_scratch_.begin()));
+    prev_.swap(sort_scratch_);
+  }
   const auto begin_pair = [&](std::uint64_t k) {
     proxy* a = by_slot_[lo(k)];
     proxy* b = by_slot_[hi(k)];
     if (cache_->needsBroadphaseCollision(a, b)) cache_->addOverlappingPair(a, b);
   };
   const auto end_pair = [&](std::uint64_t k) {
-    if (!recycled(k)) cache_->removeOverlappingPair(by_slot_[lo(k)], by_slot_[hi(k)], dispatcher);
+    cache_->removeOverlappingPair(by_slot_[lo(k)], by_slot_[hi(k)], dispatcher);
   };
   std::size_t i = 0, j = 0;
   while (i < prev_.size() && j < cur_.size()) {
@@ -239,7 +288,6 @@ void bullet_broadphase::calculateOverlappingPairs(btDispatcher* dispatcher) {
     } else if (cur_[j] < prev_[i]) {
       begin_pair(cur_[j++]);
     } else {
-      if (recycled(cur_[j])) begin_pair(cur_[j]);
       ++i;
       ++j;
     }
@@ -352,6 +400,9 @@ void bullet_broadphase::resetPool(btDispatcher* /*dispatcher*/) {
   by_slot_.shrink_to_fit();
   recycled_.clear();
   recycled_list_.clear();
+  generation_.clear();
+  new_pairs_.clear();
+  new_pairs_.shrink_to_fit();
   dirty_.clear();
   prev_.clear();
   prev_.shrink_to_fit();

@@ -5,6 +5,11 @@
 #   hhg_peer_fcl        FCL (find_package(fcl); fcl.pc would add -std=c++11)
 #   hhg_peer_cgal       CGAL (find_package(CGAL), header-only)
 #   hhg_peer_nanoflann  nanoflann (header-only)
+# hhg's own adapters join the peers of the engine they plug into:
+#   bullet-hhg  hhg::bullet_broadphase: with hhg_peer_bullet when the target
+#               hhg_bullet (adapters/, configured after bench/) exists at
+#               generate time (HHG_HAVE_BULLET_ADAPTER=1)
+#   fcl-hhg     hhg::fcl_manager (header only): with hhg_peer_fcl
 # A missing peer has no target and is reported once; programs link the
 # targets that exist (see hhg_link_peers).
 include_guard(GLOBAL)
@@ -56,6 +61,10 @@ function(hhg_link_peers target)
   foreach(peer ${ARGN})
     if(TARGET hhg_peer_${peer})
       target_link_libraries(${target} PRIVATE hhg_peer_${peer})
+      if(peer STREQUAL "bullet")
+        target_link_libraries(${target} PRIVATE $<TARGET_NAME_IF_EXISTS:hhg_bullet>)
+        target_compile_definitions(${target} PRIVATE $<$<TARGET_EXISTS:hhg_bullet>:HHG_HAVE_BULLET_ADAPTER=1>)
+      endif()
     endif()
   endforeach()
 endfunction()

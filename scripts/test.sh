@@ -62,6 +62,9 @@ cmake --install build-test --prefix "$prefix" >/dev/null
 cmake -S tests/consumer -B build-consumer -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build build-consumer -j"$jobs"
 ./build-consumer/quickstart
+for p in consumer_bullet consumer_fcl; do  # the adapters (hhg::bullet, hhg::fcl) when installed
+  if [ -x "build-consumer/$p" ]; then "./build-consumer/$p"; else echo "consumer: $p skipped (adapter not installed)"; fi
+done
 rm -rf "$prefix"
 echo "== Python: pip install . into a fresh venv, pytest, the example =="
 pywork="$(mktemp -d)"

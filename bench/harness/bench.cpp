@@ -236,8 +236,7 @@ result run_child(const std::string& method, const std::string& scenario, std::si
   };
   if (method == "grid") return measure(plain_grid<3, double>(), scenario, n, steps, seed);
 #ifdef HHG_HAVE_BULLET
-  if (method == "bullet-dbvt") return measure(peers::bullet(false), scenario, n, steps, seed);
-  if (method == "bullet-sap") return measure(peers::bullet(true), scenario, n, steps, seed);
+  if (method.rfind("bullet-", 0) == 0) return measure(peers::bullet(method), scenario, n, steps, seed);
 #endif
 #ifdef HHG_HAVE_FCL
   if (method.rfind("fcl-", 0) == 0) return measure(peers::fcl_manager(method), scenario, n, steps, seed);

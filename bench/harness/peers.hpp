@@ -5,18 +5,42 @@
 //
 // Each wrapper has insert(box) -> handle, move(handle, box), update(),
 // find_pairs(out), bytes() (0: not known; peak RSS is measured instead).
+// The harness calls update() then find_pairs() every step: a peer's own
+// detection runs once, in update() (the first find_pairs, at setup, builds the
+// structure and runs it once); find_pairs only reads the result. (Running it
+// again in find_pairs cost btDbvtBroadphase 1.8x: its second collide() of a
+// step moved every proxy to its fixed tree, to be reinserted next step.)
 // Every peer's candidate pairs are filtered with the exact closed-overlap test
 // on the original double boxes, so all methods report the same pairs:
 // - Bullet (float build): boxes are rounded outward to float (a superset);
 //   btDbvtBroadphase fattens its leaves by a fixed margin (0.05), and
 //   bt32BitAxisSweep3 quantizes to 32-bit integers inside a world box: both
-//   give candidates, read from the overlapping-pair cache.
+//   give candidates, read from the overlapping-pair cache. A step is what a
+//   Bullet world does: setAabb for every object (update), one
+//   calculateOverlappingPairs (update), then the cache is read (find_pairs).
+//   `bullet-dbvt` is btDbvtBroadphase as constructed (the world's default:
+//   setAabb collides a proxy that left its enlarged leaf against both trees at
+//   once). `bullet-dbvt-deferred` sets m_deferedcollide ("defer dynamic/static
+//   collision to collide call", btDbvtBroadphase.h): setAabb only refits the
+//   tree, and calculateOverlappingPairs collides the dynamic tree with itself
+//   and with the fixed tree. Neither mode is lazy in adding: after the one
+//   calculateOverlappingPairs of a step the cache holds every pair whose leaf
+//   boxes (enlarged, so a superset of the exact boxes) overlap; both remove
+//   ended pairs lazily (a share of the cache per call), so the cache also
+//   holds stale pairs. find_pairs reads the whole cache and keeps the exactly
+//   overlapping pairs, so the pair counts the harness compares across methods
+//   each step check that no overlapping pair is missing. `bullet-hhg` is
+//   hhg::bullet_broadphase (hhg/bullet.hpp) behind the same interface, when
+//   the adapter is built.
 // - FCL: the AABB of each object is set directly (no geometry arithmetic),
 //   managers updated with update(objects) (a steady cost per step; the
 //   argument-less update() refits everything), candidates from collide() with
 //   a callback that only records (broad phase only, no narrow phase).
 //   `fcl-dtree-refit` is the dynamic tree updated with update() instead, to
-//   show the difference (its tree degrades as objects move).
+//   show the difference (its tree degrades as objects move). FCL's README
+//   names DynamicAABBTreeCollisionManager as the one that "would provide the
+//   best performance" in general. `fcl-hhg` is hhg::fcl_manager<double>
+//   (hhg/fcl.hpp) behind the same interface, updated with update(objects).
 // - CGAL: box_self_intersection_d on closed boxes, rebuilt every step.
 // Peers are compiled in when bench/peers.cmake finds them (HHG_HAVE_BULLET,
 // HHG_HAVE_FCL, HHG_HAVE_CGAL); a peer that is not compiled in is not offered.
@@ -36,6 +60,9 @@
 #ifdef HHG_HAVE_BULLET
 #include <btBulletCollisionCommon.h>
 #endif
+#ifdef HHG_HAVE_BULLET_ADAPTER
+#include "hhg/bullet.hpp"
+#endif
 #ifdef HHG_HAVE_FCL
 #include <fcl/broadphase/broadphase_SaP.h>
 #include <fcl/broadphase/broadphase_dynamic_AABB_tree.h>
@@ -43,6 +70,7 @@
 #include <fcl/broadphase/broadphase_spatialhash.h>
 #include <fcl/geometry/shape/box.h>
 #include <fcl/narrowphase/collision_object.h>
+#include "hhg/fcl.hpp"
 #endif
 #ifdef HHG_HAVE_CGAL
 #include <CGAL/box_intersection_d.h>
@@ -56,10 +84,13 @@ using box3 = box<3, double>;
 inline std::vector<std::string> available() {
   std::vector<std::string> v;
 #ifdef HHG_HAVE_BULLET
-  v.insert(v.end(), {"bullet-dbvt", "bullet-sap"});
+  v.insert(v.end(), {"bullet-dbvt", "bullet-dbvt-deferred", "bullet-sap"});
+#endif
+#ifdef HHG_HAVE_BULLET_ADAPTER
+  v.emplace_back("bullet-hhg");
 #endif
 #ifdef HHG_HAVE_FCL
-  v.insert(v.end(), {"fcl-dtree", "fcl-dtree-refit", "fcl-dtree-array", "fcl-sap", "fcl-shash"});
+  v.insert(v.end(), {"fcl-dtree", "fcl-dtree-refit", "fcl-dtree-array", "fcl-sap", "fcl-shash", "fcl-hhg"});
 #endif
 #ifdef HHG_HAVE_CGAL
   v.push_back("cgal");
@@ -84,7 +115,8 @@ class base {
 #ifdef HHG_HAVE_BULLET
 class bullet : public base {
  public:
-  explicit bullet(bool sweep) : sweep_(sweep) {}
+  /// kind: bullet-dbvt, bullet-dbvt-deferred, bullet-sap, bullet-hhg
+  explicit bullet(std::string kind) : kind_(std::move(kind)) {}
   ~bullet() {
     if (bp_)
       for (auto* p : proxies_) bp_->destroyProxy(p, nullptr);
@@ -99,12 +131,14 @@ class bullet : public base {
     if (bp_) bp_->setAabb(proxies_[h.index], lo(b), hi(b), nullptr);
   }
   void update() {
-    if (!bp_) start();
-    bp_->calculateOverlappingPairs(nullptr);
+    if (!bp_)
+      start();
+    else
+      bp_->calculateOverlappingPairs(nullptr);
   }
   void find_pairs(std::vector<handle_pair>& out) {
     out.clear();
-    update();
+    if (!bp_) start();  // setup
     btOverlappingPairCache* cache = bp_->getOverlappingPairCache();
     const int n = cache->getNumOverlappingPairs();
     const btBroadphasePair* p = cache->getOverlappingPairArrayPtr();
@@ -131,9 +165,10 @@ class bullet : public base {
   }
   // The axis sweep needs the world box: it is taken from the boxes present at
   // the first update, with room around (boxes outside it are clamped, which
-  // only adds candidates).
+  // only adds candidates). Creates the proxies and runs the first
+  // calculateOverlappingPairs.
   void start() {
-    if (sweep_) {
+    if (kind_ == "bullet-sap") {
       btVector3 a(INFINITY, INFINITY, INFINITY), b(-INFINITY, -INFINITY, -INFINITY);
       for (const auto& x : boxes_) {
         a.setMin(lo(x));
@@ -141,12 +176,19 @@ class bullet : public base {
       }
       const btVector3 pad = (b - a) * 0.1f + btVector3(1, 1, 1);
       bp_ = std::make_unique<bt32BitAxisSweep3>(a - pad, b + pad, static_cast<unsigned>(boxes_.size() + 16));
+#ifdef HHG_HAVE_BULLET_ADAPTER
+    } else if (kind_ == "bullet-hhg") {
+      bp_ = std::make_unique<hhg::bullet_broadphase>();
+#endif
     } else {
-      bp_ = std::make_unique<btDbvtBroadphase>();
+      auto dbvt = std::make_unique<btDbvtBroadphase>();
+      dbvt->m_deferedcollide = kind_ == "bullet-dbvt-deferred";
+      bp_ = std::move(dbvt);
     }
     for (std::size_t i = 0; i < boxes_.size(); ++i) proxies_.push_back(create(i));
+    bp_->calculateOverlappingPairs(nullptr);
   }
-  bool sweep_;
+  std::string kind_;
   std::unique_ptr<btBroadphaseInterface> bp_;
   std::vector<btBroadphaseProxy*> proxies_;
 };
@@ -190,7 +232,7 @@ class fcl_manager : public base {
   }
   void find_pairs(std::vector<handle_pair>& out) {
     out.clear();
-    update();
+    if (!m_) start();  // setup
     struct sink {
       const fcl_manager* self;
       std::vector<handle_pair>* out;
@@ -212,6 +254,8 @@ class fcl_manager : public base {
       m_ = std::make_unique<fcl::DynamicAABBTreeCollisionManager_Arrayd>();
     } else if (kind_ == "fcl-sap") {
       m_ = std::make_unique<fcl::SaPCollisionManagerd>();
+    } else if (kind_ == "fcl-hhg") {
+      m_ = std::make_unique<hhg::fcl_manager<double>>();
     } else {  // spatial hashing: cell = largest edge, scene = bounds of the boxes
       fcl::Vector3d a = fcl::Vector3d::Constant(INFINITY), b = fcl::Vector3d::Constant(-INFINITY);
       double cell = 0;

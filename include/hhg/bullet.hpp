@@ -42,9 +42,9 @@ namespace hhg {
 /// Pairs: calculateOverlappingPairs adds to the pair cache every pair that
 /// began overlapping since the previous call and removes every pair that
 /// ended, so after it the cache holds exactly the overlapping pairs its
-/// needsBroadphaseCollision accepts. A proxy's pairs appear at the next
-/// calculateOverlappingPairs after createProxy (btDbvtBroadphase adds them at
-/// once); destroyProxy removes them at once.
+/// needsBroadphaseCollision accepts. createProxy adds the new proxy's pairs
+/// at once (against the current boxes of the others), as btDbvtBroadphase
+/// does; destroyProxy removes them at once.
 ///
 /// Not thread safe: one thread at a time (Bullet calls it from one thread).
 class bullet_broadphase : public btBroadphaseInterface {
@@ -64,7 +64,10 @@ class bullet_broadphase : public btBroadphaseInterface {
 
   /// Throws hhg::error (nan_coordinate, inverted_box) for a bad box; nothing
   /// is created then. m_uniqueId is unique among live proxies (slots are
-  /// reused). `shapeType` is kept but not used.
+  /// reused). `shapeType` is kept but not used. The new proxy's pairs with
+  /// the proxies whose boxes overlap its box (closed) are added to the pair
+  /// cache before it returns, if needsBroadphaseCollision accepts them, as
+  /// btDbvtBroadphase does (not in its deferred-collide mode).
   btBroadphaseProxy* createProxy(const btVector3& aabbMin, const btVector3& aabbMax, int shapeType, void* userPtr,
                                  int collisionFilterGroup, int collisionFilterMask, btDispatcher* dispatcher) override;
   /// Removes the proxy's pairs from the pair cache (through `dispatcher`) and
@@ -114,7 +117,14 @@ class bullet_broadphase : public btBroadphaseInterface {
   struct proxy;
   proxy* checked(const btBroadphaseProxy* p, const char* where) const;
   void flush();
+  void add_new_pairs(proxy* p);
   void drop_deferred(btDispatcher* dispatcher);
+  // A pair added by createProxy: its key, and the destroy counts of its two
+  // slots then (it is stale if either slot was destroyed since).
+  struct new_pair {
+    std::uint64_t key;
+    std::uint32_t lo_generation, hi_generation;
+  };
 
   std::unique_ptr<btOverlappingPairCache> own_cache_;
   btOverlappingPairCache* cache_ = nullptr;
@@ -125,6 +135,10 @@ class bullet_broadphase : public btBroadphaseInterface {
   std::vector<std::uint32_t> dirty_;             // slots whose box changed since the last flush
   std::vector<std::uint8_t> recycled_;           // by slot: destroyed since the last step
   std::vector<std::uint32_t> recycled_list_;
+  std::vector<std::uint32_t> generation_;  // by slot: destroys so far
+  std::vector<new_pair> new_pairs_;        // added by createProxy since the last step
+  std::vector<std::uint64_t> new_keys_;
+  std::vector<std::uint32_t> partners_;
   std::vector<handle_pair> found_;
   std::vector<std::uint64_t> prev_, cur_, sort_scratch_;  // pair keys (lo slot << 32 | hi slot), sorted
   std::vector<std::uint32_t> sort_count_;

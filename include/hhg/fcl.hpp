@@ -85,9 +85,9 @@ class fcl_manager : public fcl::BroadPhaseCollisionManager<S> {
     }
     ids_.reserve(ids_.size() + objs.size());
     const std::size_t slots = by_slot_.size() + objs.size();
-    by_slot_.reserve(slots);
-    boxes_.reserve(slots);
-    handles_.reserve(slots);
+    reserve_geometric(by_slot_, slots);  // one by one registration stays linear
+    reserve_geometric(boxes_, slots);
+    reserve_geometric(handles_, slots);
     const std::vector<handle> hs = grids_.insert(std::span<const box_type>(bs));
     for (std::size_t i = 0; i < objs.size(); ++i) {
       const std::uint32_t s = hs[i].index;
@@ -359,6 +359,11 @@ class fcl_manager : public fcl::BroadPhaseCollisionManager<S> {
       ++n;
     }
     return n == 0 ? 1.0 : sum / double(n);
+  }
+
+  template <class V>
+  static void reserve_geometric(V& v, std::size_t n) {
+    if (n > v.capacity()) v.reserve(std::max(n, 2 * v.capacity()));
   }
 
   mutable hash_grids<3, S> grids_;

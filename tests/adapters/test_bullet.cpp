@@ -219,8 +219,11 @@ struct no_even_pairs : btOverlapFilterCallback {
 
 TEST(BulletBroadphase, CustomOverlapFilterCallbackRespected) {
   no_even_pairs filter;
-  world w(hhg_bp(), 500);
-  w.broadphase->getOverlappingPairCache()->setOverlapFilterCallback(&filter);
+  // Installed before the bodies come: createProxy adds their pairs at once
+  // (as btDbvtBroadphase), and a pair in the cache is not filtered again.
+  auto bp = hhg_bp();
+  bp->getOverlappingPairCache()->setOverlapFilterCallback(&filter);
+  world w(std::move(bp), 500);
   run_and_check(w, 120, true, [](const btBroadphaseProxy* a, const btBroadphaseProxy* b) {
     const int ia = static_cast<btCollisionObject*>(a->m_clientObject)->getUserIndex();
     const int ib = static_cast<btCollisionObject*>(b->m_clientObject)->getUserIndex();
@@ -460,10 +463,11 @@ TEST(BulletBroadphase, ProxiesKeepWhatTheyWereGiven) {
   // destroyProxy removes the pair at once.
   bp.destroyProxy(q, no_dispatcher);
   EXPECT_EQ(bp.getOverlappingPairCache()->getNumOverlappingPairs(), 0);
-  // A new proxy reusing q's slot pairs again at the next step, not before.
+  // A new proxy reusing q's slot pairs at once (as btDbvtBroadphase), once.
   btBroadphaseProxy* r =
       bp.createProxy(btVector3(1, 2, 3), btVector3(4, 4, 4), SPHERE_SHAPE_PROXYTYPE, nullptr, 1, -1, no_dispatcher);
   EXPECT_NE(r->m_uniqueId, p->m_uniqueId);
+  EXPECT_EQ(bp.getOverlappingPairCache()->getNumOverlappingPairs(), 1);
   bp.calculateOverlappingPairs(no_dispatcher);
   EXPECT_EQ(bp.getOverlappingPairCache()->getNumOverlappingPairs(), 1);
   bp.destroyProxy(p, no_dispatcher);
@@ -475,6 +479,129 @@ TEST(BulletBroadphase, ProxiesKeepWhatTheyWereGiven) {
   EXPECT_EQ(hi, btVector3(0, 0, 0));
   bp.calculateOverlappingPairs(no_dispatcher);
   EXPECT_EQ(bp.getOverlappingPairCache()->getNumOverlappingPairs(), 0);
+}
+
+// When a proxy created between steps gets its pairs: btDbvtBroadphase adds
+// them in createProxy (its collider runs against both trees there), so does
+// hhg. Driven through the interface, as a world does between steps: random
+// boxes over 3 decades of size, some moved (setAabb) before new proxies come,
+// new proxies destroyed again before the step and their slots reused. After
+// every createProxy and every calculateOverlappingPairs the cache is compared
+// with brute force over the live proxies' current boxes: equal for hhg (no
+// pair twice), a superset for btDbvtBroadphase (its leaves are enlarged).
+struct new_proxy_run {
+  btBroadphaseInterface& bp;
+  std::mt19937 rng{77};
+  std::vector<btBroadphaseProxy*> live;
+  std::vector<std::unique_ptr<int>> ids;  // client objects: a unique id per proxy ever made
+
+  explicit new_proxy_run(btBroadphaseInterface& b) : bp(b) {}
+  ~new_proxy_run() {
+    for (btBroadphaseProxy* p : live) bp.destroyProxy(p, nullptr);  // btDbvtBroadphase frees them here
+  }
+  new_proxy_run(const new_proxy_run&) = delete;
+  new_proxy_run& operator=(const new_proxy_run&) = delete;
+
+  btVector3 corner(double extent) {
+    std::uniform_real_distribution<double> u(0, extent);
+    return {btScalar(u(rng)), btScalar(u(rng)), btScalar(u(rng))};
+  }
+  std::pair<btVector3, btVector3> random_box() {
+    std::uniform_real_distribution<double> e(-3, 0.5);  // sizes 10^-3 .. 10^0.5 in a domain of 12
+    const btVector3 lo = corner(12);
+    const btScalar s = btScalar(std::pow(10.0, e(rng)));
+    return {lo, lo + btVector3(s, s * btScalar(0.7), s * btScalar(1.3))};
+  }
+  btBroadphaseProxy* create() {
+    const auto [lo, hi] = random_box();
+    ids.push_back(std::make_unique<int>(static_cast<int>(ids.size())));
+    btBroadphaseProxy* p = bp.createProxy(lo, hi, BOX_SHAPE_PROXYTYPE, ids.back().get(), 1, -1, nullptr);
+    live.push_back(p);
+    return p;
+  }
+  static int id(const btBroadphaseProxy* p) { return *static_cast<const int*>(p->m_clientObject); }
+  // Pairs of client ids whose current boxes (getAabb) overlap; only those
+  // with `only` if given.
+  std::set<id_pair> brute(const btBroadphaseProxy* only = nullptr) const {
+    std::set<id_pair> out;
+    std::vector<std::pair<btVector3, btVector3>> b(live.size());
+    for (std::size_t i = 0; i < live.size(); ++i) bp.getAabb(live[i], b[i].first, b[i].second);
+    for (std::size_t i = 0; i < live.size(); ++i)
+      for (std::size_t j = i + 1; j < live.size(); ++j)
+        if ((only == nullptr || live[i] == only || live[j] == only) &&
+            aabb_overlap(b[i].first, b[i].second, b[j].first, b[j].second))
+          out.insert(std::minmax(id(live[i]), id(live[j])));
+    return out;
+  }
+  std::set<id_pair> cache(const btBroadphaseProxy* only = nullptr) const {
+    std::set<id_pair> out;
+    const btBroadphasePairArray& arr = bp.getOverlappingPairCache()->getOverlappingPairArray();
+    for (int i = 0; i < arr.size(); ++i) {
+      const btBroadphasePair& pr = arr[i];
+      if (pr.m_pProxy0 == nullptr || pr.m_pProxy1 == nullptr) continue;  // a sorted cache's removed pair
+      if (only != nullptr && pr.m_pProxy0 != only && pr.m_pProxy1 != only) continue;
+      EXPECT_TRUE(out.insert(std::minmax(id(pr.m_pProxy0), id(pr.m_pProxy1))).second) << "pair twice in the cache";
+    }
+    return out;
+  }
+  void expect(const std::set<id_pair>& got, const std::set<id_pair>& want, bool exact, const char* when) const {
+    if (exact) {
+      EXPECT_EQ(got, want) << when;
+    } else {
+      EXPECT_TRUE(std::includes(got.begin(), got.end(), want.begin(), want.end())) << when;
+    }
+  }
+  // Returns how many pairs the new proxies brought in createProxy.
+  std::size_t run(bool exact) {
+    std::size_t brought = 0;
+    for (int i = 0; i < 400; ++i) create();
+    bp.calculateOverlappingPairs(nullptr);
+    expect(cache(), brute(), exact, "first step");
+    for (int step = 0; step < 12; ++step) {
+      std::uniform_int_distribution<std::size_t> pick(0, live.size() - 1);
+      for (int k = 0; k < 40; ++k) {  // moves before the new proxies come
+        const auto [lo, hi] = random_box();
+        bp.setAabb(live[pick(rng)], lo, hi, nullptr);
+      }
+      for (int k = 0; k < 30; ++k) {
+        btBroadphaseProxy* p = create();
+        const std::set<id_pair> want = brute(p);
+        brought += want.size();
+        // right after createProxy: the new proxy's pairs, against the current boxes
+        expect(cache(p), want, exact, "after createProxy");
+        if (k % 7 == 3) {  // destroyed before the step; the next one may take its slot
+          bp.destroyProxy(p, nullptr);
+          live.pop_back();
+          EXPECT_TRUE(cache(p).empty());
+        }
+        if (k % 11 == 5) {  // an old proxy destroyed between steps
+          const std::size_t j = pick(rng) % (live.size() - 1);
+          bp.destroyProxy(live[j], nullptr);
+          live.erase(live.begin() + static_cast<std::ptrdiff_t>(j));
+        }
+      }
+      bp.calculateOverlappingPairs(nullptr);
+      if (::testing::Test::HasFailure()) return brought;
+      expect(cache(), brute(), exact, "after calculateOverlappingPairs");
+    }
+    return brought;
+  }
+};
+
+TEST(BulletBroadphase, NewProxyPairsInCreateProxyAsDbvt) {
+  btDbvtBroadphase dbvt_bp;
+  ASSERT_FALSE(dbvt_bp.m_deferedcollide);  // the default mode
+  new_proxy_run reference{dbvt_bp};
+  const std::size_t brought = reference.run(false);
+  EXPECT_GT(brought, 300u);  // the new proxies do bring pairs
+  hhg::bullet_broadphase hhg_bp;
+  new_proxy_run ours{hhg_bp};
+  EXPECT_EQ(ours.run(true), brought);  // the same scene (same seed)
+  // a pair cache with deferred removal: still no pair twice, exact after each step
+  btSortedOverlappingPairCache sorted;
+  hhg::bullet_broadphase hhg_sorted(&sorted);
+  new_proxy_run ours_sorted{hhg_sorted};
+  EXPECT_EQ(ours_sorted.run(true), brought);
 }
 
 TEST(BulletBroadphase, BadInputThrowsAndChangesNothing) {
