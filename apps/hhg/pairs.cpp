@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "box_file.hpp"
 #include "commands.hpp"
 #include "hhg/hash_grids.hpp"
 #include "io.hpp"
@@ -36,24 +37,6 @@
 namespace hhg::cli {
 
 namespace {
-
-template <int D>
-std::vector<box<D, double>> read_boxes(line_reader& in) {
-  std::vector<box<D, double>> boxes;
-  std::vector<std::string_view> fields;
-  std::string_view line;
-  while (in.next(line)) {
-    if (is_ignorable(line)) continue;
-    constexpr std::size_t count = std::size_t{2} * D;
-    const std::size_t found = split_fields(line, fields, count);
-    if (found != count)
-      fail_at(in.line_number(), "expected " + std::to_string(count) + " numbers, found " + std::to_string(found));
-    boxes.push_back(parse_box<D>(fields, 0, in.line_number()));
-  }
-  if (boxes.size() > std::numeric_limits<std::uint32_t>::max())
-    throw input_error("too many boxes (at most 4294967295)");
-  return boxes;
-}
 
 /// Writes the pairs in the chosen format; `count` is the number of pairs when
 /// known before they are written (sorted), else counted as they pass.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../../apps/hhg/commands.hpp"
+#include "../../apps/hhg/parse.hpp"
 #include "hhg/error.hpp"
 
 int main(int argc, char** argv) {
@@ -36,6 +37,9 @@ int main(int argc, char** argv) {
   }
   try {
     return hhg::cli::bench_command(o);
+  } catch (const hhg::cli::input_error& e) {  // a bad --boxes file
+    std::fprintf(stderr, "hhg: %s\n", e.what());
+    return hhg::cli::exit_usage;
   } catch (const hhg::cli::usage_error& e) {
     std::fprintf(stderr, "hhg: %s\n", e.what());
     return hhg::cli::exit_usage;
