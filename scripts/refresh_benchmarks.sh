@@ -12,7 +12,7 @@
 # scenario already in OUT/raw is not run again (delete the file to redo it),
 # so an interrupted refresh resumes. Then OUT/results.{json,csv} (merged),
 # OUT/summary.txt (the tables) and the plots. `terdiman` (one-shot data) runs
-# at its own sizes, 10^4 and 10^5 (those of --sizes up to 10^5 plus them).
+# at the --sizes up to 10^5, plus his 10^4 and 10^5 when --sizes reaches 10^5.
 # Run it on a quiet machine: the timings are the point.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -52,10 +52,8 @@ bench=$build/bench/hhg_bench
 if [ -z "$scenarios" ]; then
   scenarios=$("$bench" --help | "$python" -c '
 import re, sys
-text = sys.stdin.read()
-m = re.search(r"--scenario.*?Comma-separated experiments:(.*?)\(default: all\)", text, re.S)
-names = re.findall(r"(?:^|,)\s*([a-z][a-z0-9-]*) \(", " ".join(m.group(1).split())) if m else []
-print(",".join(names))')
+m = re.search(r"--scenario TEXT:\{([^}]*)\}", sys.stdin.read())
+print(m.group(1) if m else "")')
 fi
 [ -n "$scenarios" ] || { echo "refresh_benchmarks.sh: no scenarios found in hhg_bench --help" >&2; exit 1; }
 
@@ -69,7 +67,12 @@ for sc in "${scenario_list[@]}"; do
   fi
   ns=$sizes
   if [ "$sc" = terdiman ]; then  # his sizes; the pairs grow as N^2 in the fixed cube
-    ns=$("$python" -c "import sys; s = sorted({int(x) for x in sys.argv[1].split(',') if int(x) <= 100000} | {10000, 100000}); print(','.join(map(str, s)))" "$sizes")
+    # (his 10^4 and 10^5 are added when --sizes reaches 10^5: a full refresh)
+    ns=$("$python" -c "
+import sys
+n = [int(x) for x in sys.argv[1].split(',')]
+s = {x for x in n if x <= 100000} | ({10000, 100000} if max(n) >= 100000 else set())
+print(','.join(map(str, sorted(s))))" "$sizes")
   fi
   echo "== $sc at N = $ns ($(($(date +%s) - start)) s so far)" >&2
   args=(--scenario "$sc" --n "$ns" --steps "$steps" --timeout "$timeout"

@@ -91,9 +91,15 @@ void uniform_grid<D, T>::build() {
   cell_ = 0;
   if (placed == 0) return;
   // 2. the cell: the longest edge, doubled while the grid is too large
+  // spans of the min corners (finite coordinates can still be more than
+  // DBL_MAX apart: such a span counts as DBL_MAX)
+  std::array<double, D> span;
   double extent = 0;
-  for (int k = 0; k < D; ++k) extent = std::max(extent, hi[k] - lo[k]);
-  if (!std::isfinite(extent)) extent = std::numeric_limits<double>::max();
+  for (int k = 0; k < D; ++k) {
+    span[k] = hi[k] - lo[k];
+    if (!std::isfinite(span[k])) span[k] = std::numeric_limits<double>::max();
+    extent = std::max(extent, span[k]);
+  }
   double cell = max_edge * (1 + 0x1p-20);
   if (cell == 0) {  // only points: about one per cell
     cell = extent / std::max(1.0, std::pow(static_cast<double>(placed), 1.0 / D));
@@ -106,7 +112,7 @@ void uniform_grid<D, T>::build() {
     if (ok) {
       double total = 1;
       for (int k = 0; k < D; ++k) {
-        dims_[k] = static_cast<std::size_t>(std::floor((hi[k] - lo[k]) / cell)) + 3;  // + padding on both sides
+        dims_[k] = static_cast<std::size_t>(std::floor(span[k] / cell)) + 3;  // + padding on both sides
         total *= static_cast<double>(dims_[k]);
       }
       ok = total <= limit;
@@ -119,13 +125,17 @@ void uniform_grid<D, T>::build() {
   std::size_t cells = 1;
   for (int k = 0; k < D; ++k) cells *= dims_[k];
   // 3. cell of each object, counted
+  std::array<double, D> top;  // the last interior cell coordinate, without padding
+  for (int k = 0; k < D; ++k) top[k] = static_cast<double>(dims_[k] - 3);
   start_.assign(cells + 1, 0);
   for (std::size_t i = 0; i < n; ++i) {
     if (cell_of_[i] == npos) continue;
     std::size_t id = 0;
     for (int k = D - 1; k >= 0; --k) {
-      const auto x = static_cast<std::size_t>((static_cast<double>(boxes[i].min[k]) - lo[k]) * inv) + 1;
-      id = id * dims_[k] + std::min(x, dims_[k] - 2);
+      // clamped before the conversion (an infinite difference): monotone, so
+      // the cells of overlapping objects still differ by at most one
+      const double v = std::min((static_cast<double>(boxes[i].min[k]) - lo[k]) * inv, top[k]);
+      id = id * dims_[k] + static_cast<std::size_t>(v) + 1;
     }
     cell_of_[i] = static_cast<std::uint32_t>(id);
     ++start_[id + 1];
@@ -175,8 +185,9 @@ void uniform_grid<D, T>::detect(Emit&& emit) {
       [[maybe_unused]] const T a2 = l2[p], b2 = h2[p];
       tests += to - from;
       for (std::uint32_t q = from; q < to; ++q) {
-        bool hit = l0[q] <= b0 && h0[q] >= a0 && l1[q] <= b1 && h1[q] >= a1;
-        if constexpr (D == 3) hit = hit && l2[q] <= b2 && h2[q] >= a2;
+        // & not &&: one branch per candidate instead of up to six
+        bool hit = (l0[q] <= b0) & (h0[q] >= a0) & (l1[q] <= b1) & (h1[q] >= a1);
+        if constexpr (D == 3) hit = hit & (l2[q] <= b2) & (h2[q] >= a2);
         if (hit) emit(id[p], id[q]);
       }
     };

@@ -56,4 +56,26 @@ TEST(UniformGrid, TouchingOnCellBoundariesEachPairOnce) {
   EXPECT_EQ(got.size(), 2u * 19 * 20 + 2u * 19 * 19);  // 4-neighbours and diagonals
 }
 
+// Finite coordinates more than DBL_MAX apart (the span overflows): every
+// object still lands in a cell, and the pairs are exact.
+TEST(UniformGrid, CoordinatesSpanningMoreThanTheLargestDouble) {
+  hhg::scenes::rng r(5);
+  std::vector<hhg::box<3, double>> boxes;
+  for (int i = 0; i < 200; ++i) {
+    const double base = i % 3 == 0 ? -1.5e308 : i % 3 == 1 ? 1.5e308 : 0.0;
+    const double scale = i % 3 == 2 ? 10.0 : 1e300;
+    hhg::box<3, double> b;
+    for (int k = 0; k < 3; ++k) {
+      b.min[k] = base + scale * static_cast<double>(r.below(4));
+      b.max[k] = b.min[k] + (i % 3 == 2 ? 3.0 : 1e300);
+    }
+    boxes.push_back(b);
+  }
+  uniform_grid<3, double> g;
+  hhg::brute_force<3, double> bf;
+  const auto want = hhg::all_pairs(bf, std::span<const hhg::box<3, double>>(boxes));
+  EXPECT_EQ(hhg::all_pairs(g, std::span<const hhg::box<3, double>>(boxes)), want);
+  EXPECT_FALSE(want.empty());
+}
+
 }  // namespace hhg_test

@@ -316,26 +316,27 @@ result run_boxes_child(const std::string& method, const std::vector<box<D, doubl
     g.set_executor(pool.get());
     return g;
   };
-  auto peer = [&](auto m) {
+  // make: a factory (the peers cannot be moved: created in place)
+  auto peer = [&](auto make) {
     if constexpr (D == 3) {
-      return measure_boxes(std::move(m), boxes, steps, motion, seed);
+      return measure_boxes(make(), boxes, steps, motion, seed);
     } else {
       std::vector<box<3, double>> lifted(boxes.size());
       for (std::size_t i = 0; i < boxes.size(); ++i)
         lifted[i] = {{boxes[i].min[0], boxes[i].min[1], 0}, {boxes[i].max[0], boxes[i].max[1], 0}};
-      return measure_boxes(std::move(m), lifted, steps, motion, seed);
+      return measure_boxes(make(), lifted, steps, motion, seed);
     }
   };
   (void)peer;
 #ifdef HHG_HAVE_BULLET
-  if (method == "bullet-dbvt") return peer(peers::bullet(false));
-  if (method == "bullet-sap") return peer(peers::bullet(true));
+  if (method == "bullet-dbvt") return peer([] { return peers::bullet(false); });
+  if (method == "bullet-sap") return peer([] { return peers::bullet(true); });
 #endif
 #ifdef HHG_HAVE_FCL
-  if (method.rfind("fcl-", 0) == 0) return peer(peers::fcl_manager(method));
+  if (method.rfind("fcl-", 0) == 0) return peer([&] { return peers::fcl_manager(method); });
 #endif
 #ifdef HHG_HAVE_CGAL
-  if (method == "cgal") return peer(peers::cgal());
+  if (method == "cgal") return peer([] { return peers::cgal(); });
 #endif
   if (method == "hhg-rebuild") {
     config c;
