@@ -14,13 +14,15 @@
 // neighbourhood finds every pair exactly once (the pairs of one cell from the
 // lower position).
 //
-// Counting sort. start_ first counts the objects per cell (shifted by one),
+// Counting sort (the cost at 10^6: the random counter increments and the
+// scatter, about 60 % of a detection of equal cubes; the tests are the rest).
+// start_ first counts the objects per cell (shifted by one),
 // becomes the exclusive prefix sum, is used as the scatter cursor (after which
 // start_[c] is the end of cell c) and is shifted back by one cell.
 //
 // Neighbour ranges. Cell ids are x + X (y + Y z) with padding, so the cells
 // (x-1, x, x+1) of one row are consecutive and their objects one range of the
-// sorted arrays: a cell is tested against (its own objects after the current
+// sorted boxes: a cell is tested against (its own objects after the current
 // one, then cell x+1) and against the 3-cell ranges of the forward rows
 // (dy, dz) in {(1, 0), (-1, 1), (0, 1), (1, 1)} in 3D, {(1)} in 2D.
 #include "hhg/uniform_grid.hpp"
@@ -43,7 +45,7 @@ std::size_t uniform_grid<D, T>::bytes() const noexcept {
   std::size_t b = this->table_.bytes() + cell_of_.capacity() * sizeof(std::uint32_t) +
                   start_.capacity() * sizeof(std::uint32_t) + id_.capacity() * sizeof(handle) +
                   apart_.capacity() * sizeof(std::uint32_t);
-  for (int k = 0; k < D; ++k) b += (lo_[k].capacity() + hi_[k].capacity()) * sizeof(T);
+  b += sorted_.capacity() * sizeof(box<D, T>);
   return b;
 }
 
@@ -83,10 +85,7 @@ void uniform_grid<D, T>::build() {
     }
   }
   start_.clear();
-  for (int k = 0; k < D; ++k) {
-    lo_[k].resize(placed);
-    hi_[k].resize(placed);
-  }
+  sorted_.resize(placed);
   id_.resize(placed);
   cell_ = 0;
   if (placed == 0) return;
@@ -146,10 +145,7 @@ void uniform_grid<D, T>::build() {
     const std::uint32_t c = cell_of_[i];
     if (c == npos) continue;
     const std::uint32_t p = start_[c]++;
-    for (int k = 0; k < D; ++k) {
-      lo_[k][p] = boxes[i].min[k];
-      hi_[k][p] = boxes[i].max[k];
-    }
+    sorted_[p] = boxes[i];
     id_[p] = ids[i];
   }
   for (std::size_t c = cells; c > 0; --c) start_[c] = start_[c - 1];
@@ -173,21 +169,15 @@ void uniform_grid<D, T>::detect(Emit&& emit) {
       rows = {y - x};
     }
     const std::uint32_t* start = start_.data();
-    const T* l0 = lo_[0].data();
-    const T* h0 = hi_[0].data();
-    const T* l1 = lo_[1].data();
-    const T* h1 = hi_[1].data();
-    const T* l2 = lo_[D - 1].data();
-    const T* h2 = hi_[D - 1].data();
+    const box<D, T>* bx = sorted_.data();
     const handle* id = id_.data();
     auto test_range = [&](std::uint32_t p, std::uint32_t from, std::uint32_t to) {
-      const T a0 = l0[p], b0 = h0[p], a1 = l1[p], b1 = h1[p];
-      [[maybe_unused]] const T a2 = l2[p], b2 = h2[p];
+      const box<D, T> a = bx[p];
       tests += to - from;
       for (std::uint32_t q = from; q < to; ++q) {
-        // & not &&: one branch per candidate instead of up to six
-        bool hit = (l0[q] <= b0) & (h0[q] >= a0) & (l1[q] <= b1) & (h1[q] >= a1);
-        if constexpr (D == 3) hit = hit & (l2[q] <= b2) & (h2[q] >= a2);
+        const box<D, T>& o = bx[q];
+        bool hit = (o.min[0] <= a.max[0]) & (o.max[0] >= a.min[0]) & (o.min[1] <= a.max[1]) & (o.max[1] >= a.min[1]);
+        if constexpr (D == 3) hit = hit & (o.min[2] <= a.max[2]) & (o.max[2] >= a.min[2]);
         if (hit) emit(id[p], id[q]);
       }
     };

@@ -6,8 +6,12 @@
 //   guard band for rounding), so two overlapping objects have min corners in
 //   the same or adjacent cells (per axis).
 // - Objects bucketed by the cell of their min corner with a counting sort
-//   (count, prefix sum, scatter) into structure-of-arrays coordinates in cell
-//   order; no hashing, no per-cell containers.
+//   (count, prefix sum, scatter) into one array of boxes in cell order; no
+//   hashing, no per-cell containers. Software prefetching of the counters and
+//   destinations was tried and gained nothing measurable. (An array of boxes, not one array per coordinate: a
+//   cell's neighbourhood is 5 ranges of the sorted order, 5 memory streams
+//   instead of 30, and the scatter writes 2 places per object instead of 7;
+//   1.3x faster at 10^6 equal cubes.)
 // - Each cell is tested against itself and the forward half of its 3^D
 //   neighbours (13 in 3D, 4 in 2D): every pair exactly once, by exact closed
 //   overlap tests on the stored coordinates. The grid has one empty cell of
@@ -62,7 +66,7 @@ class uniform_grid : public detail::table_method<D, T> {
   std::array<std::size_t, D> dims_{};        // cells per axis, padding included
   std::vector<std::uint32_t> cell_of_;       // per stored object: its cell
   std::vector<std::uint32_t> start_;         // per cell: first position; one past the end last
-  std::array<std::vector<T>, D> lo_, hi_;    // sorted by cell: coordinates
+  std::vector<box<D, T>> sorted_;            // sorted by cell: the boxes
   std::vector<handle> id_;                   // sorted by cell: handles
   std::vector<std::uint32_t> apart_;         // positions in the table of the objects kept apart
   std::uint64_t box_tests_ = 0;
