@@ -71,7 +71,7 @@ TEST(ScenesNamed, LogUniformSizesOverThreeDecadesAtModerateDensity) {
   EXPECT_EQ(s.boxes(), same.boxes());
   thesis_params q = p;
   q.seed = 4;
-  EXPECT_NE(thesis_scenario<3, double>(q).boxes(), s.boxes());
+  EXPECT_NE((thesis_scenario<3, double>(q).boxes()), s.boxes());
   // it moves and keeps its sizes, 2D float too
   thesis_scenario<2, float> flat(hhg::scenes::named_scenario_params("log-uniform", 2000, 5));
   const auto before = flat.boxes();

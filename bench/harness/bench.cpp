@@ -680,7 +680,7 @@ int bench_command(const bench_options& o) {
         r.scenario = j.label;
         r.n = n;
         r.steps = steps;
-        if (std::string why = file_mode ? std::string() : skip_reason(m, j.scenario, n); !why.empty()) {
+        if (std::string why = skip_reason(m, j.scenario, n); !why.empty()) {  // (j.scenario is "" for --boxes)
           r.note = why;
         } else {
           std::fprintf(stderr, "hhg bench: [%zu/%zu] %s n=%zu %s ...\n", done, total, j.label.c_str(), n, m.c_str());
