@@ -163,10 +163,12 @@ result measure(M m, const std::string& scenario, std::size_t n, std::size_t step
 /// The one-shot pairs of the boxes of a file (build + detection, setup_ms),
 /// then, with steps > 0, `steps` steps of random motion: each box moves in
 /// its own random direction at a speed uniform in [0, motion * its longest
-/// edge] per step (deterministic in seed; no wrapping).
+/// edge] per step (deterministic in seed; no wrapping). Only the first
+/// `moving_axes` axes move (2 for 2D boxes lifted to 3D for a peer: the same
+/// motion, drawn in the same order, as the 2D methods see).
 template <class M>
 result measure_boxes(M m, const std::vector<typename M::box_type>& start, std::size_t steps, double motion,
-                     std::uint64_t seed) {
+                     std::uint64_t seed, int moving_axes = M::dimension) {
   using B = typename M::box_type;
   constexpr int D = M::dimension;
   result res;
@@ -193,7 +195,7 @@ result measure_boxes(M m, const std::vector<typename M::box_type>& start, std::s
       if (!std::isfinite(longest)) longest = 0;  // unbounded boxes stay
       while (!(norm > 1e-6 && norm <= 1)) {
         norm = 0;
-        for (int k = 0; k < D; ++k) {
+        for (int k = 0; k < moving_axes; ++k) {
           dir[k] = r.uniform(-1, 1);
           norm += dir[k] * dir[k];
         }
@@ -324,7 +326,7 @@ result run_boxes_child(const std::string& method, const std::vector<box<D, doubl
       std::vector<box<3, double>> lifted(boxes.size());
       for (std::size_t i = 0; i < boxes.size(); ++i)
         lifted[i] = {{boxes[i].min[0], boxes[i].min[1], 0}, {boxes[i].max[0], boxes[i].max[1], 0}};
-      return measure_boxes(make(), lifted, steps, motion, seed);
+      return measure_boxes(make(), lifted, steps, motion, seed, D);
     }
   };
   (void)peer;
