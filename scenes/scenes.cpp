@@ -186,8 +186,8 @@ void require(bool ok, const char* what) {
 template <int D, class T>
 thesis_scenario<D, T>::thesis_scenario(const thesis_params& p) : params_(p) {
   require(std::isfinite(p.fixed_domain_edge) && p.fixed_domain_edge >= 0, "fixed_domain_edge must be finite and >= 0");
-  require(std::isfinite(p.size_min) &&
-              (p.size_min > 0 || (p.size_min == 0 && p.per_axis_sizes && !p.log_uniform_sizes && p.fixed_domain_edge > 0)),
+  require(std::isfinite(p.size_min) && (p.size_min > 0 || (p.size_min == 0 && p.per_axis_sizes &&
+                                                           !p.log_uniform_sizes && p.fixed_domain_edge > 0)),
           "size_min must be finite and > 0 (0 only with per-axis uniform sizes in a fixed domain)");
   require(std::isfinite(p.size_max) && p.size_max >= p.size_min, "size_max must be finite and >= size_min");
   require(std::isfinite(p.pairs_per_object) && p.pairs_per_object > 0, "pairs_per_object must be > 0");
@@ -199,10 +199,9 @@ thesis_scenario<D, T>::thesis_scenario(const thesis_params& p) : params_(p) {
   // e1_i (or e2_i) on every axis: a region of volume prod_i (e1_i + e2_i)
   // = elongation * (s1 + s2)^D.
   // Per-axis sizes: prod_i E[e1_i + e2_i] = elongation * (2 E[s])^D.
-  const std::array<double, 4> moments = p.log_uniform_sizes ? log_uniform_moments(p.size_min, p.size_max)
-                                                            : uniform_moments(p.size_min, p.size_max);
-  const double mean_volume =
-      p.elongation * (p.per_axis_sizes ? ipow(2 * moments[1], D) : mean_sum_power(moments, D));
+  const std::array<double, 4> moments =
+      p.log_uniform_sizes ? log_uniform_moments(p.size_min, p.size_max) : uniform_moments(p.size_min, p.size_max);
+  const double mean_volume = p.elongation * (p.per_axis_sizes ? ipow(2 * moments[1], D) : mean_sum_power(moments, D));
   if (p.fixed_domain_edge > 0) {
     domain_.assign(D, p.fixed_domain_edge);
   } else {
@@ -234,8 +233,8 @@ thesis_scenario<D, T>::thesis_scenario(const thesis_params& p) : params_(p) {
       double longest = 0;
       for (int d = 0; d < D; ++d) {
         const std::size_t k = i * D + static_cast<std::size_t>(d);
-        const double e = p.per_axis_sizes ? (p.size_max > p.size_min ? r.uniform(p.size_min, p.size_max) : p.size_min)
-                                          : s;
+        const double e =
+            p.per_axis_sizes ? (p.size_max > p.size_min ? r.uniform(p.size_min, p.size_max) : p.size_min) : s;
         ext_[k] = d == 0 ? p.elongation * e : e;
         longest = std::max(longest, ext_[k]);
         const double x = r.uniform() * domain_[static_cast<std::size_t>(d)];

@@ -819,13 +819,14 @@ int bench_command(const bench_options& o) {
         }
         rows.push_back(row);
       }
-      nlohmann::ordered_json run = {{"scenario", results[i].scenario},
-                                    {"n", results[i].n},
-                                    {"steps", steps},
-                                    {"seed", o.seed},
-                                    {"threads", o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency())},
-                                    {"machine", machine},
-                                    {"results", rows}};
+      nlohmann::ordered_json run = {
+          {"scenario", results[i].scenario},
+          {"n", results[i].n},
+          {"steps", steps},
+          {"seed", o.seed},
+          {"threads", o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency())},
+          {"machine", machine},
+          {"results", rows}};
       if (file_mode) {
         run["boxes_file"] = o.boxes;
         run["motion"] = motion;

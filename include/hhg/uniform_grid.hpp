@@ -63,12 +63,12 @@ class uniform_grid : public detail::table_method<D, T> {
   void detect(Emit&& emit);
 
   double cell_ = 0;
-  std::array<std::size_t, D> dims_{};        // cells per axis, padding included
-  std::vector<std::uint32_t> cell_of_;       // per stored object: its cell
-  std::vector<std::uint32_t> start_;         // per cell: first position; one past the end last
-  std::vector<box<D, T>> sorted_;            // sorted by cell: the boxes
-  std::vector<handle> id_;                   // sorted by cell: handles
-  std::vector<std::uint32_t> apart_;         // positions in the table of the objects kept apart
+  std::array<std::size_t, D> dims_{};   // cells per axis, padding included
+  std::vector<std::uint32_t> cell_of_;  // per stored object: its cell
+  std::vector<std::uint32_t> start_;    // per cell: first position; one past the end last
+  std::vector<box<D, T>> sorted_;       // sorted by cell: the boxes
+  std::vector<handle> id_;              // sorted by cell: handles
+  std::vector<std::uint32_t> apart_;    // positions in the table of the objects kept apart
   std::uint64_t box_tests_ = 0;
 };
 
