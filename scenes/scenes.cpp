@@ -88,6 +88,51 @@ std::array<double, 4> uniform_moments(double a, double b) {
   return m;
 }
 
+/// ln(x) for x > 0 finite, reproducible bit for bit: frexp, then the series of
+/// 2 atanh(t) with t = (m - 1) / (m + 1), only + * / (no C library logarithm).
+double det_log(double x) {
+  int e = 0;
+  double m = std::frexp(x, &e);  // x = m 2^e, m in [0.5, 1)
+  if (m < 0.70710678118654752) {
+    m *= 2;
+    --e;
+  }
+  const double t = (m - 1) / (m + 1), t2 = t * t;
+  double sum = 0, term = t;
+  for (int k = 1; k < 200; k += 2) {
+    const double next = sum + term / k;
+    if (next == sum) break;
+    sum = next;
+    term *= t2;
+  }
+  return 2 * sum + e * 0x1.62e42fefa39efp-1;
+}
+
+/// e^x for moderate x, reproducible bit for bit: x = k ln 2 + r, the Taylor
+/// series of e^r, ldexp (no C library exponential).
+double det_exp(double x) {
+  constexpr double ln2 = 0x1.62e42fefa39efp-1;
+  const double kd = std::floor(x / ln2 + 0.5);
+  const double r = x - kd * ln2;
+  double sum = 1, term = 1;
+  for (int k = 1; k < 200; ++k) {
+    term *= r / k;
+    const double next = sum + term;
+    if (next == sum) break;
+    sum = next;
+  }
+  return std::ldexp(sum, static_cast<int>(kd));
+}
+
+/// Raw moments of s log-uniform in [a, b], 0 < a <= b: E[s^k] = (b^k - a^k) / (k ln(b / a)).
+std::array<double, 4> log_uniform_moments(double a, double b) {
+  std::array<double, 4> m{};
+  const double l = det_log(b / a);
+  for (int k = 0; k < 4; ++k)
+    m[static_cast<std::size_t>(k)] = k == 0 ? 1 : l > 0 ? (ipow(b, k) - ipow(a, k)) / (k * l) : ipow(a, k);
+  return m;
+}
+
 /// Edge of a cube domain holding n objects at the number density that gives
 /// `pairs_per_object` expected overlapping pairs per object, where
 /// `mean_pair_volume` = E[prod_i (e1_i + e2_i)] over two random objects:
@@ -140,7 +185,10 @@ void require(bool ok, const char* what) {
 
 template <int D, class T>
 thesis_scenario<D, T>::thesis_scenario(const thesis_params& p) : params_(p) {
-  require(std::isfinite(p.size_min) && p.size_min > 0, "size_min must be finite and > 0");
+  require(std::isfinite(p.fixed_domain_edge) && p.fixed_domain_edge >= 0, "fixed_domain_edge must be finite and >= 0");
+  require(std::isfinite(p.size_min) && (p.size_min > 0 || (p.size_min == 0 && p.per_axis_sizes &&
+                                                           !p.log_uniform_sizes && p.fixed_domain_edge > 0)),
+          "size_min must be finite and > 0 (0 only with per-axis uniform sizes in a fixed domain)");
   require(std::isfinite(p.size_max) && p.size_max >= p.size_min, "size_max must be finite and >= size_min");
   require(std::isfinite(p.pairs_per_object) && p.pairs_per_object > 0, "pairs_per_object must be > 0");
   require(std::isfinite(p.max_speed_fraction) && p.max_speed_fraction >= 0, "max_speed_fraction must be >= 0");
@@ -150,12 +198,21 @@ thesis_scenario<D, T>::thesis_scenario(const thesis_params& p) : params_(p) {
   // Two boxes with edges e1, e2 overlap when their min corners are closer than
   // e1_i (or e2_i) on every axis: a region of volume prod_i (e1_i + e2_i)
   // = elongation * (s1 + s2)^D.
-  const double mean_volume = p.elongation * mean_sum_power(uniform_moments(p.size_min, p.size_max), D);
-  const double density = 2 * p.pairs_per_object / mean_volume;
-  const double volume = static_cast<double>(std::max<std::size_t>(p.n, 1)) / density;
-  const double a = root(volume / p.domain_aspect, D);
-  domain_.assign(D, a);
-  domain_[0] = p.domain_aspect * a;
+  // Per-axis sizes: prod_i E[e1_i + e2_i] = elongation * (2 E[s])^D.
+  const std::array<double, 4> moments =
+      p.log_uniform_sizes ? log_uniform_moments(p.size_min, p.size_max) : uniform_moments(p.size_min, p.size_max);
+  const double mean_volume = p.elongation * (p.per_axis_sizes ? ipow(2 * moments[1], D) : mean_sum_power(moments, D));
+  if (p.fixed_domain_edge > 0) {
+    domain_.assign(D, p.fixed_domain_edge);
+  } else {
+    const double density = 2 * p.pairs_per_object / mean_volume;
+    const double volume = static_cast<double>(std::max<std::size_t>(p.n, 1)) / density;
+    const double a = root(volume / p.domain_aspect, D);
+    domain_.assign(D, a);
+    domain_[0] = p.domain_aspect * a;
+  }
+  const double log_range = p.log_uniform_sizes ? det_log(p.size_max / p.size_min) : 0;
+  const bool plain = !p.log_uniform_sizes && !p.per_axis_sizes && !p.centred;
 
   const std::size_t n = p.n;
   pos_.resize(n * D);
@@ -164,11 +221,27 @@ thesis_scenario<D, T>::thesis_scenario(const thesis_params& p) : params_(p) {
   boxes_.resize(n);
   rng r(p.seed);
   for (std::size_t i = 0; i < n; ++i) {
-    const double s = p.size_max > p.size_min ? r.uniform(p.size_min, p.size_max) : p.size_min;
-    for (int d = 0; d < D; ++d) {
-      const std::size_t k = i * D + static_cast<std::size_t>(d);
-      ext_[k] = d == 0 ? p.elongation * s : s;
-      pos_[k] = wrap(r.uniform() * domain_[static_cast<std::size_t>(d)], domain_[static_cast<std::size_t>(d)]);
+    double s = p.size_max > p.size_min ? r.uniform(p.size_min, p.size_max) : p.size_min;
+    if (plain) {  // the thesis' draws, unchanged (same seed, same boxes)
+      for (int d = 0; d < D; ++d) {
+        const std::size_t k = i * D + static_cast<std::size_t>(d);
+        ext_[k] = d == 0 ? p.elongation * s : s;
+        pos_[k] = wrap(r.uniform() * domain_[static_cast<std::size_t>(d)], domain_[static_cast<std::size_t>(d)]);
+      }
+    } else {
+      if (p.log_uniform_sizes) s = p.size_max > p.size_min ? p.size_min * det_exp(r.uniform() * log_range) : p.size_min;
+      double longest = 0;
+      for (int d = 0; d < D; ++d) {
+        const std::size_t k = i * D + static_cast<std::size_t>(d);
+        const double e =
+            p.per_axis_sizes ? (p.size_max > p.size_min ? r.uniform(p.size_min, p.size_max) : p.size_min) : s;
+        ext_[k] = d == 0 ? p.elongation * e : e;
+        longest = std::max(longest, ext_[k]);
+        const double x = r.uniform() * domain_[static_cast<std::size_t>(d)];
+        // centred: the box around x (it may stick out below 0 until it moves)
+        pos_[k] = p.centred ? x - ext_[k] / 2 : wrap(x, domain_[static_cast<std::size_t>(d)]);
+      }
+      if (p.per_axis_sizes) s = longest;
     }
     const std::array<double, 3> dir = random_direction(r, D);
     const double speed = r.uniform() * p.max_speed_fraction * s;
@@ -223,6 +296,24 @@ const std::vector<named_scenario>& named_scenarios() {
       {"sparse", "almost no pairs", [](thesis_params& p) { p.pairs_per_object = 0.001; }, false},
       {"uneven", "domain 1024 times longer in x", [](thesis_params& p) { p.domain_aspect = 1024; }, false},
       {"mixed", "equal cubes among a few static cubes 1000 times larger", [](thesis_params&) {}, true},
+      {"log-uniform", "sizes log-uniform from 1 to 1000 (three decades)",
+       [](thesis_params& p) {
+         p.size_min = 1;
+         p.size_max = 1000;
+         p.log_uniform_sizes = true;
+       },
+       false},
+      {"terdiman",
+       "P. Terdiman's box-pruning data: centres uniform in a cube of edge 4096, half-extents uniform in "
+       "[0, 127] per axis (pairs grow with n: 1.2 per box at 10^4, 11 at 10^5)",
+       [](thesis_params& p) {
+         p.size_min = 0;
+         p.size_max = 254;
+         p.per_axis_sizes = true;
+         p.centred = true;
+         p.fixed_domain_edge = 4096;
+       },
+       false},
       {"jumping", "fast motion (up to 3 sizes per step: nearly every object changes cells)",
        [](thesis_params& p) { p.max_speed_fraction = 3.0; }, false},
   };

@@ -1,13 +1,25 @@
 #!/usr/bin/env python3
-"""Plots the results of `hhg bench --json FILE` in the style of the thesis'
-figures: per scenario, time per step against N on log-log axes (one line per
-method), and a bar chart of the time per object per step at the largest N;
-setup time (inserting all objects) against N for the 'equal' scenario (thesis
-Fig. 21, 27); peak memory per object against N.
+"""Plots the results of `hhg bench --json FILE` (or `hhg_bench`).
+
+Per scenario:
+  per_object_<scenario>.png  time per object per step (update + detection,
+                             median) against N, log-log: a flat line is linear
+                             cost. hhg, the best peer library (the fastest at
+                             the largest N), the strong uniform grid `grid` and
+                             brute force stand out; every other method recedes
+                             (thin, grey).
+  bars_<scenario>.png        ns per object per step at the largest N.
+  (one-shot runs, steps 0 or the `terdiman` scenario, plot setup_ms per object)
+Across scenarios:
+  setup_vs_n.png             setup (bulk insert + first detection) per object, 'equal'.
+  memory_vs_n.png            steady (bytes()/N) and peak (peak RSS rise / N)
+                             bytes per object, 'equal'.
+  summary.md                 the table at the largest N: hhg, the best peer,
+                             grid, and the ratios.
 
 Run with Debian's Python (it has matplotlib):
     /usr/bin/python3 scripts/plot_bench.py RESULTS.json [MORE.json ...] OUTPUT_DIR
-Several result files (e.g. a run at 10^3-10^5 and one at 10^6) are merged.
+Several result files (e.g. one per scenario) are merged.
 """
 import json
 import os
@@ -18,76 +30,201 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+PEER_PREFIXES = ("bullet-", "fcl-", "cgal")
+BASELINES = ("grid", "brute")
+ONE_SHOT_SCENARIOS = ("terdiman",)
+
+
+def is_peer(m):
+    return m.startswith(PEER_PREFIXES)
+
+
+def per_object_ns(r, one_shot):
+    ms = r.get("setup_ms") if one_shot else r.get("step_ms_median")
+    if ms is None or ms <= 0 or not r.get("n"):
+        return None
+    return ms * 1e6 / r["n"]
+
+
+def load(names):
+    runs = []
+    for name in names:
+        with open(name) as f:
+            data = json.load(f)
+        runs.extend(data if isinstance(data, list) else [data])
+    rows = []
+    for run in runs:
+        for r in run["results"]:
+            rows.append(dict(r, scenario=run["scenario"], n=run["n"], steps=run.get("steps", 1)))
+    machine = runs[0].get("machine", {}) if runs else {}
+    return rows, machine
+
+
+def best_peer(sel, one_shot):
+    """The peer with the lowest time per object at the largest N it ran."""
+    best = None
+    for r in sel:
+        if not is_peer(r["method"]):
+            continue
+        t = per_object_ns(r, one_shot)
+        if t is None:
+            continue
+        key = (-r["n"], t)
+        if best is None or key < best[0]:
+            best = (key, r["method"])
+    return best[1] if best else None
+
+
+def style(method, peer):
+    if method == "hhg":
+        return dict(color="tab:red", linewidth=2.8, marker="o", zorder=5)
+    if method == peer:
+        return dict(color="tab:blue", linewidth=2.0, marker="s", zorder=4)
+    if method == "grid":
+        return dict(color="tab:green", linewidth=2.0, marker="^", zorder=4)
+    if method == "brute":
+        return dict(color="black", linewidth=1.5, marker="x", linestyle=":", zorder=3)
+    return dict(color="0.65", linewidth=0.8, marker=".", alpha=0.7, zorder=1)
+
+
+def plot_scenario(sel, sc, out, machine):
+    one_shot = sc in ONE_SHOT_SCENARIOS or all(r.get("steps", 1) == 0 for r in sel)
+    peer = best_peer(sel, one_shot)
+    methods = []
+    for r in sel:
+        if r["method"] not in methods:
+            methods.append(r["method"])
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    for m in methods:
+        pts = sorted((r["n"], per_object_ns(r, one_shot)) for r in sel if r["method"] == m)
+        pts = [p for p in pts if p[1] is not None]
+        if not pts:
+            continue
+        s = style(m, peer)
+        emphasised = s.get("zorder", 1) > 1
+        label = m + (" (best peer)" if m == peer else "") if emphasised else m
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], label=label, **s)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("objects N")
+    what = "one-shot (build + detection)" if one_shot else "per step (update + detection), median"
+    ax.set_ylabel(f"ns per object, {what}")
+    ax.set_title(f"scenario '{sc}': flat = linear cost")
+    ax.grid(True, which="both", alpha=0.3)
+    handles, labels = ax.get_legend_handles_labels()
+    order = sorted(range(len(labels)), key=lambda i: (style(labels[i].split(" ")[0], peer).get("zorder", 1) == 1, i))
+    ax.legend([handles[i] for i in order], [labels[i] for i in order], fontsize=7, ncol=2)
+    fig.text(0.01, 0.01, machine.get("cpu", ""), fontsize=6)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, f"per_object_{sc}.png"), dpi=110)
+    plt.close(fig)
+
+    ran = [r for r in sel if per_object_ns(r, one_shot) is not None]
+    if not ran:
+        return None
+    nmax = max(r["n"] for r in ran)
+    big = sorted((r for r in ran if r["n"] == nmax), key=lambda r: per_object_ns(r, one_shot))
+    fig, ax = plt.subplots(figsize=(7, 0.8 + 0.28 * len(big)))
+    ax.barh([r["method"] for r in big], [per_object_ns(r, one_shot) for r in big],
+            color=[style(r["method"], peer)["color"] for r in big])
+    ax.set_xscale("log")
+    ax.set_xlabel(f"ns per object, {what}")
+    ax.set_title(f"scenario '{sc}', N = {nmax}")
+    ax.invert_yaxis()
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, f"bars_{sc}.png"), dpi=110)
+    plt.close(fig)
+
+    def at(m):
+        for r in big:
+            if r["method"] == m:
+                return per_object_ns(r, one_shot)
+        return None
+    return dict(scenario=sc, n=nmax, one_shot=one_shot, hhg=at("hhg"), peer=peer, peer_ns=at(peer) if peer else None,
+                grid=at("grid"))
+
+
+def plot_equal(rows, out, machine):
+    equal = [r for r in rows if r["scenario"] == "equal"]
+    if not equal:
+        return
+    methods = []
+    for r in equal:
+        if r["method"] not in methods:
+            methods.append(r["method"])
+    peer = best_peer(equal, False)
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    for m in methods:
+        pts = sorted((r["n"], r["setup_ms"] * 1e6 / r["n"]) for r in equal
+                     if r["method"] == m and (r.get("setup_ms") or 0) > 0)
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], label=m, **style(m, peer))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("objects N")
+    ax.set_ylabel("setup (insert all + first detection), ns per object")
+    ax.set_title("setup vs N, scenario 'equal'")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "setup_vs_n.png"), dpi=110)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    for m in methods:
+        s = style(m, peer)
+        steady = sorted((r["n"], r["bytes"] / r["n"]) for r in equal if r["method"] == m and (r.get("bytes") or 0) > 0)
+        peak = sorted((r["n"], r["peak_bytes"] / r["n"]) for r in equal
+                      if r["method"] == m and (r.get("peak_bytes") or 0) > 0)
+        if steady:
+            ax.plot([p[0] for p in steady], [p[1] for p in steady], label=f"{m} steady", **s)
+        if peak:
+            s2 = dict(s, linestyle="--")
+            ax.plot([p[0] for p in peak], [p[1] for p in peak], label=f"{m} peak", **s2)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("objects N")
+    ax.set_ylabel("bytes per object")
+    ax.set_title("memory vs N, 'equal': steady = bytes()/N, peak = peak RSS rise / N")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=6, ncol=2)
+    fig.text(0.01, 0.01, machine.get("cpu", ""), fontsize=6)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "memory_vs_n.png"), dpi=110)
+    plt.close(fig)
+
+
+def fmt(v):
+    return "—" if v is None else f"{v:,.0f}".replace(",", " ")
+
 
 def main():
     if len(sys.argv) < 3:
         sys.exit("usage: plot_bench.py RESULTS.json [MORE.json ...] OUTPUT_DIR")
-    # each file: a list of runs {"scenario", "n", "results": [per method]} (or one run)
-    runs = []
-    for name in sys.argv[1:-1]:
-        with open(name) as f:
-            data = json.load(f)
-        runs.extend(data if isinstance(data, list) else [data])
+    rows, machine = load(sys.argv[1:-1])
     out = sys.argv[-1]
     os.makedirs(out, exist_ok=True)
-    rows = []
-    for run in runs:
-        for r in run["results"]:
-            if r["step_ms_median"] > 0:
-                rows.append(dict(r, scenario=run["scenario"], n=run["n"]))
-    machine = runs[0].get("machine", {}) if runs else {}
     scenarios = []
     for r in rows:
         if r["scenario"] not in scenarios:
             scenarios.append(r["scenario"])
-    def loglog(sel, key, scale, ylabel, title, name):
-        methods = []
-        for r in sel:
-            if r["method"] not in methods:
-                methods.append(r["method"])
-        fig, ax = plt.subplots(figsize=(7, 5))
-        for m in methods:
-            pts = sorted((r["n"], r[key] * scale(r)) for r in sel if r["method"] == m and r.get(key, 0) > 0)
-            if not pts:
-                continue
-            style = "-o" if m.startswith("hhg") else "--."
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=m, linewidth=2 if m == "hhg" else 1)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("objects N")
-        ax.set_ylabel(ylabel)
-        ax.set_title(title)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7, ncol=2)
-        fig.text(0.01, 0.01, machine.get("cpu", ""), fontsize=6)
-        fig.tight_layout()
-        fig.savefig(os.path.join(out, name), dpi=110)
-        plt.close(fig)
-
-    equal = [r for r in rows if r["scenario"] == "equal"]
-    if equal:
-        loglog(equal, "setup_ms", lambda r: 1.0, "setup (insert all objects + first detection), ms",
-               "setup vs N, scenario 'equal'", "setup_vs_n.png")
-        loglog(equal, "peak_bytes", lambda r: 1.0 / r["n"], "peak memory growth per object, bytes",
-               "peak memory vs N, scenario 'equal'", "memory_vs_n.png")
+    summary = []
     for sc in scenarios:
-        sel = [r for r in rows if r["scenario"] == sc]
-        loglog(sel, "step_ms_median", lambda r: 1.0, "time per step (update + detection), ms, median",
-               f"scenario '{sc}'", f"time_vs_n_{sc}.png")
-        nmax = max(r["n"] for r in sel)
-        big = [r for r in sel if r["n"] == nmax]
-        big.sort(key=lambda r: r["step_ms_median"])
-        fig, ax = plt.subplots(figsize=(7, 4))
-        ax.barh([r["method"] for r in big], [r["step_ms_median"] * 1e6 / r["n"] for r in big],
-                color=["tab:red" if r["method"] == "hhg" else "tab:blue" for r in big])
-        ax.set_xscale("log")
-        ax.set_xlabel("ns per object per step (median)")
-        ax.set_title(f"scenario '{sc}', N = {nmax}")
-        ax.invert_yaxis()
-        fig.tight_layout()
-        fig.savefig(os.path.join(out, f"bars_{sc}.png"), dpi=110)
-        plt.close(fig)
-    print(f"plots written to {out}")
+        s = plot_scenario([r for r in rows if r["scenario"] == sc], sc, out, machine)
+        if s:
+            summary.append(s)
+    plot_equal(rows, out, machine)
+    lines = ["| scenario | N | hhg ns/object | best peer | ns/object | hhg / peer | grid ns/object | hhg / grid |",
+             "|---|---|---|---|---|---|---|---|"]
+    for s in summary:
+        def ratio(a, b):
+            return "—" if a is None or b is None or b == 0 else f"{a / b:.2f}×"
+        label = s["scenario"] + (" (one-shot)" if s["one_shot"] else "")
+        lines.append(f"| {label} | {s['n']} | {fmt(s['hhg'])} | {s['peer'] or '—'} | {fmt(s['peer_ns'])} | "
+                     f"{ratio(s['hhg'], s['peer_ns'])} | {fmt(s['grid'])} | {ratio(s['hhg'], s['grid'])} |")
+    with open(os.path.join(out, "summary.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"plots and summary.md written to {out}")
 
 
 if __name__ == "__main__":

@@ -78,7 +78,9 @@ CLI::App* add_run_command(CLI::App& app, run_options& o);
 int run_command(const run_options& o);
 
 /// `hhg bench [--scenario S,...] [--methods M,...] [--n N,...] [--steps S] [--seed K]
-/// [--json FILE] [--csv FILE] [--skip-header] [--quick] [--timeout SECONDS] [--threads N]`
+/// [--json FILE] [--csv FILE] [--skip-header] [--quick] [--timeout SECONDS] [--threads N]`,
+/// or `hhg bench --boxes FILE [--steps K] [--motion F] [--methods ...]`: the one-shot
+/// pairs of a box file (and K steps of replayed random motion)
 /// (bench/harness/bench.cpp; `hhg_bench` is the same with the peers compiled in)
 struct bench_options {
   std::vector<std::string> scenarios;
@@ -91,6 +93,8 @@ struct bench_options {
   bool skip_header = false;
   bool quick = false;
   unsigned timeout = 120;  // seconds per (scenario, N, method) run
+  std::string boxes;       // --boxes FILE: a box file instead of the scenarios
+  double motion = -1;      // --motion F (with --boxes); < 0: not given (0.2 with --steps)
 };
 CLI::App* add_bench_command(CLI::App& app, bench_options& o);
 int bench_command(const bench_options& o);

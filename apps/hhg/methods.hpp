@@ -28,6 +28,7 @@ inline const std::vector<std::pair<std::string_view, std::string_view>>& method_
       {"hierarchical", "hierarchical hashing (Pouchol et al. 2009): top-down additive keys, has-children pruning"},
       {"pivot", "pivot-table hashing (Pozzer et al.; parallel, seed 004): counting-sorted dense grid"},
       {"pivot-chunked", "pivot-table hashing with a chunked, paged pivot table (memory follows the objects)"},
+      {"grid", "strong uniform-grid baseline: dense cells of the largest object's size, counting sort every detection"},
   };
   return kSummaries;
 }

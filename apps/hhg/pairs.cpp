@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "box_file.hpp"
 #include "commands.hpp"
 #include "hhg/broad_phase.hpp"
 #include "hhg/hash_grids.hpp"

@@ -36,6 +36,7 @@
 #include "hhg/hash_grids.hpp"
 #include "hhg/scenes.hpp"
 #include "options.hpp"
+#include "peak_memory.hpp"
 
 namespace hhg::cli {
 
@@ -176,6 +177,7 @@ struct summary {
   double pairs_median = 0;
   std::size_t bytes = 0;
   std::optional<std::uint64_t> peak_rss;
+  long long peak_rise = 0;  // bytes: the rise of the peak RSS from before setup to the end (peak_memory.hpp)
   statistics stats;
 };
 
@@ -207,9 +209,10 @@ void print_summary(const run_options& o, const summary& s, const char* scalar, u
   row("box tests",
       std::to_string(s.stats.box_tests) + " in the last detection" +
           format(", %.1f per object", s.n ? static_cast<double>(s.stats.box_tests) / static_cast<double>(s.n) : 0.0));
-  row("memory",
-      std::to_string(s.bytes) + " bytes" +
-          format(", %.1f bytes per object", s.n ? static_cast<double>(s.bytes) / static_cast<double>(s.n) : 0.0));
+  const double objects = s.n ? static_cast<double>(s.n) : 1.0;
+  row("memory", format("steady %.1f bytes per object", static_cast<double>(s.bytes) / objects) +
+                    format(", peak %.1f bytes per object", static_cast<double>(s.peak_rise) / objects) + " (" +
+                    std::to_string(s.bytes) + " bytes held; peak RSS rise " + std::to_string(s.peak_rise) + " bytes)");
   row("peak RSS", s.peak_rss ? std::to_string(*s.peak_rss) + " bytes" : std::string("unknown"));
   std::string grids = std::to_string(s.stats.grids.size());
   if (!s.stats.grids_active)
@@ -263,6 +266,8 @@ void write_summary_json(std::FILE* f, const run_options& o, const config& cfg, c
   j["bytes"] = s.bytes;
   j["bytes_per_object"] = json_number(s.n ? static_cast<double>(s.bytes) / n : 0.0);
   j["peak_rss_bytes"] = s.peak_rss ? nlohmann::ordered_json(*s.peak_rss) : nlohmann::ordered_json(nullptr);
+  j["peak_bytes"] = s.peak_rise;
+  j["peak_bytes_per_object"] = json_number(s.n ? static_cast<double>(s.peak_rise) / n : 0.0);
   j["check"] = o.check;
   j["config"] = {{"factor", json_number(cfg.hierarchy_factor)},
                  {"density", cfg.minimal_grid_density},
@@ -303,6 +308,8 @@ int run_scenario(const run_options& o, const config& cfg, output_file& json) {
                                              ? scenes::huge_static_boxes(scene, o.seed)
                                              : std::vector<box<D, T>>{};
 
+  peak_meter memory;  // after the scene is generated: the structure's peak, setup and steps
+  memory.start();
   hash_grids<D, T> grids(cfg);
   const std::unique_ptr<thread_pool> pool = make_executor(o.threads);
   grids.set_executor(pool.get());
@@ -368,6 +375,7 @@ int run_scenario(const run_options& o, const config& cfg, output_file& json) {
   s.stats = grids.stats();
   s.bytes = s.stats.bytes;
   s.peak_rss = peak_rss_bytes();
+  s.peak_rise = memory.rise();
   print_summary(o, s, scalar, pool->workers());
   if (json) {
     write_summary_json(json.get(), o, cfg, s, scalar, pool->workers());

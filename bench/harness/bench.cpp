@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -32,9 +33,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../../apps/hhg/box_file.hpp"
 #include "../../apps/hhg/commands.hpp"
 #include "../../apps/hhg/methods.hpp"
 #include "../../apps/hhg/options.hpp"
+#include "../../apps/hhg/peak_memory.hpp"
 #include "hhg/scenes.hpp"
 #include "peers.hpp"
 
@@ -44,72 +47,6 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-// ---- the afternoon baseline: a uniform grid in a std::unordered_map ---------
-// Cell = the largest object's edge; each object in the cell of its min corner;
-// rebuilt every step; each cell against itself and its 26 neighbours, pairs
-// kept once by index order. What a user writes without a library.
-template <int D, class T>
-class plain_grid {
- public:
-  using box_type = box<D, T>;
-  static constexpr int dimension = D;
-  using scalar = T;
-  static constexpr const char* method_name = "grid";
-  handle insert(const box_type& b) {
-    boxes_.push_back(b);
-    return {static_cast<std::uint32_t>(boxes_.size() - 1), 1};
-  }
-  void move(handle h, const box_type& b) { boxes_[h.index] = b; }
-  void update() {}
-  std::size_t bytes() const {
-    std::size_t b = boxes_.capacity() * sizeof(box_type) + cells_.bucket_count() * sizeof(void*);
-    for (const auto& [k, v] : cells_) b += sizeof(k) + v.capacity() * 4 + 32;
-    return b;
-  }
-  void find_pairs(std::vector<handle_pair>& out) {
-    out.clear();
-    double cell = 0;
-    for (const auto& b : boxes_)
-      for (int k = 0; k < D; ++k) cell = std::max(cell, static_cast<double>(b.max[k] - b.min[k]));
-    cell = cell > 0 ? cell * (1 + 1e-9) : 1;
-    cells_.clear();
-    auto key = [](const std::array<std::int64_t, D>& c) {
-      std::uint64_t h = 0;
-      for (int k = 0; k < D; ++k) h = h * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(c[k]);
-      return h;
-    };
-    std::vector<std::array<std::int64_t, D>> at(boxes_.size());
-    for (std::size_t i = 0; i < boxes_.size(); ++i) {
-      for (int k = 0; k < D; ++k) at[i][k] = static_cast<std::int64_t>(std::floor(boxes_[i].min[k] / cell));
-      cells_[key(at[i])].push_back(static_cast<std::uint32_t>(i));
-    }
-    for (std::size_t i = 0; i < boxes_.size(); ++i) {
-      std::array<int, D> d{};
-      d.fill(-1);
-      for (;;) {
-        std::array<std::int64_t, D> c{};
-        for (int k = 0; k < D; ++k) c[k] = at[i][k] + d[k];
-        if (auto it = cells_.find(key(c)); it != cells_.end())
-          for (std::uint32_t j : it->second)
-            if (j > i && overlaps(boxes_[i], boxes_[j])) out.push_back({{static_cast<std::uint32_t>(i), 1}, {j, 1}});
-        int k = 0;
-        for (; k < D; ++k) {
-          if (d[k] < 1) {
-            ++d[k];
-            break;
-          }
-          d[k] = -1;
-        }
-        if (k == D) break;
-      }
-    }
-  }
-
- private:
-  std::vector<box_type> boxes_;
-  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> cells_;
-};
-
 struct result {
   std::string scenario, method;
   std::size_t n = 0, steps = 0;
@@ -117,8 +54,8 @@ struct result {
   double pairs_med = 0;
   std::size_t bytes = 0;
   long peak_rss_kb = 0;
-  // growth of the peak RSS over the process' peak before the method was
-  // created (the scene already generated): the method's peak memory
+  // rise of the peak RSS over the RSS before the method was created (the
+  // scene already generated): the method's peak memory (apps/hhg/peak_memory.hpp)
   long long peak_bytes = 0;
   // counters of the last detection, -1 where the method does not count
   long long box_tests = -1, cells_visited = -1;
@@ -137,6 +74,39 @@ double ms(clock_type::time_point a, clock_type::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
+/// Inserts the boxes in one call where the method has a bulk insert
+/// (hash_grids: the grids are laid out in one pass), else one by one.
+template <class M>
+std::vector<handle> insert_boxes(M& m, const std::vector<typename M::box_type>& boxes) {
+  using B = typename M::box_type;
+  if constexpr (requires {
+                  { m.insert(std::span<const B>(boxes)) } -> std::same_as<std::vector<handle>>;
+                }) {
+    return m.insert(std::span<const B>(boxes));
+  } else {
+    std::vector<handle> hs;
+    hs.reserve(boxes.size());
+    for (const auto& b : boxes) hs.push_back(m.insert(b));
+    return hs;
+  }
+}
+
+/// Memory and counters at the end of a run.
+template <class M>
+void finish(const M& m, const peak_meter& memory, result& res) {
+  res.bytes = m.bytes();
+  res.peak_bytes = memory.rise();
+  res.peak_rss_kb = static_cast<long>(peak_meter::peak_rss() / 1024);
+  if constexpr (requires { m.stats().box_tests; }) {
+    const auto counters = m.stats();
+    res.box_tests = static_cast<long long>(counters.box_tests);
+    res.cells_visited = static_cast<long long>(counters.cells_visited);
+  } else {
+    if constexpr (requires { m.box_tests(); }) res.box_tests = static_cast<long long>(m.box_tests());
+    if constexpr (requires { m.cells_visited(); }) res.cells_visited = static_cast<long long>(m.cells_visited());
+  }
+}
+
 // Runs one method on one scenario (in the child process).
 // `scenario` is a name of scenes::named_scenarios().
 template <class M>
@@ -150,12 +120,10 @@ result measure(M m, const std::string& scenario, std::size_t n, std::size_t step
   res.scenario = scenario;
   res.n = n;
   res.steps = steps;
-  rusage before{};
-  getrusage(RUSAGE_SELF, &before);
-  std::vector<handle> hs;
-  hs.reserve(n);
+  peak_meter memory;
+  memory.start();
   const auto t0 = clock_type::now();
-  for (const auto& b : scene.boxes()) hs.push_back(m.insert(b));
+  const std::vector<handle> hs = insert_boxes(m, scene.boxes());
   for (const auto& b : huge) m.insert(b);
   std::vector<handle_pair> pairs;
   m.find_pairs(pairs);
@@ -188,19 +156,90 @@ result measure(M m, const std::string& scenario, std::size_t n, std::size_t step
   res.step_med = median(st);
   for (const double x : st) res.step_mean += x / static_cast<double>(st.size());
   res.pairs_med = median(pc);
-  res.bytes = m.bytes();
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  res.peak_rss_kb = ru.ru_maxrss;
-  res.peak_bytes = (static_cast<long long>(ru.ru_maxrss) - static_cast<long long>(before.ru_maxrss)) * 1024;
-  if constexpr (requires { m.stats().box_tests; }) {
-    const auto counters = m.stats();
-    res.box_tests = static_cast<long long>(counters.box_tests);
-    res.cells_visited = static_cast<long long>(counters.cells_visited);
-  } else {
-    if constexpr (requires { m.box_tests(); }) res.box_tests = static_cast<long long>(m.box_tests());
-    if constexpr (requires { m.cells_visited(); }) res.cells_visited = static_cast<long long>(m.cells_visited());
+  finish(m, memory, res);
+  return res;
+}
+
+/// The one-shot pairs of the boxes of a file (build + detection, setup_ms),
+/// then, with steps > 0, `steps` steps of random motion: each box moves in
+/// its own random direction at a speed uniform in [0, motion * its longest
+/// edge] per step (deterministic in seed; no wrapping). Only the first
+/// `moving_axes` axes move (2 for 2D boxes lifted to 3D for a peer: the same
+/// motion, drawn in the same order, as the 2D methods see).
+template <class M>
+result measure_boxes(M m, const std::vector<typename M::box_type>& start, std::size_t steps, double motion,
+                     std::uint64_t seed, int moving_axes = M::dimension) {
+  using B = typename M::box_type;
+  constexpr int D = M::dimension;
+  result res;
+  res.n = start.size();
+  res.steps = steps;
+  peak_meter memory;
+  memory.start();
+  std::vector<B> boxes = start;
+  const auto t0 = clock_type::now();
+  const std::vector<handle> hs = insert_boxes(m, boxes);
+  std::vector<handle_pair> pairs;
+  m.find_pairs(pairs);
+  res.setup_ms = ms(t0, clock_type::now());
+  res.pair_counts = std::to_string(pairs.size());
+  res.pairs_med = static_cast<double>(pairs.size());
+  std::vector<double> velocity;
+  if (steps > 0) {
+    scenes::rng r(seed);
+    velocity.resize(boxes.size() * D);
+    for (std::size_t i = 0; i < boxes.size(); ++i) {
+      double longest = 0, norm = 0;
+      std::array<double, D> dir{};
+      for (int k = 0; k < D; ++k) longest = std::max(longest, boxes[i].max[k] - boxes[i].min[k]);
+      if (!std::isfinite(longest)) longest = 0;  // unbounded boxes stay
+      while (!(norm > 1e-6 && norm <= 1)) {
+        norm = 0;
+        for (int k = 0; k < moving_axes; ++k) {
+          dir[k] = r.uniform(-1, 1);
+          norm += dir[k] * dir[k];
+        }
+      }
+      const double speed = r.uniform() * motion * longest / std::sqrt(norm);
+      for (int k = 0; k < D; ++k) velocity[i * D + k] = dir[k] * speed;
+    }
   }
+  std::vector<double> up, det, st, pc;
+  for (std::size_t s = 1; s <= steps; ++s) {
+    for (std::size_t i = 0; i < boxes.size(); ++i)
+      for (int k = 0; k < D; ++k) {
+        const double v = velocity[i * D + k];
+        if (v == 0) continue;
+        boxes[i].min[k] = start[i].min[k] + static_cast<double>(s) * v;
+        boxes[i].max[k] = start[i].max[k] + static_cast<double>(s) * v;
+      }
+    const auto a = clock_type::now();
+    if constexpr (requires { m.move(std::span<const handle>(hs), std::span<const B>(boxes)); })
+      m.move(std::span<const handle>(hs), std::span<const B>(boxes));
+    else
+      for (std::size_t i = 0; i < boxes.size(); ++i) m.move(hs[i], boxes[i]);
+    m.update();
+    const auto b = clock_type::now();
+    m.find_pairs(pairs);
+    const auto c = clock_type::now();
+    res.pair_counts += ',' + std::to_string(pairs.size());
+    if (s > 2 || steps <= 2) {
+      up.push_back(ms(a, b));
+      det.push_back(ms(b, c));
+      st.push_back(ms(a, c));
+      pc.push_back(static_cast<double>(pairs.size()));
+    }
+  }
+  if (!st.empty()) {
+    res.update_med = median(up);
+    res.update_max = *std::max_element(up.begin(), up.end());
+    res.detect_med = median(det);
+    res.detect_max = *std::max_element(det.begin(), det.end());
+    res.step_med = median(st);
+    for (const double x : st) res.step_mean += x / static_cast<double>(st.size());
+    res.pairs_med = median(pc);
+  }
+  finish(m, memory, res);
   return res;
 }
 
@@ -234,7 +273,6 @@ result run_child(const std::string& method, const std::string& scenario, std::si
     g.set_executor(pool.get());
     return g;
   };
-  if (method == "grid") return measure(plain_grid<3, double>(), scenario, n, steps, seed);
 #ifdef HHG_HAVE_BULLET
   if (method.rfind("bullet-", 0) == 0) return measure(peers::bullet(method), scenario, n, steps, seed);
 #endif
@@ -267,9 +305,60 @@ result run_child(const std::string& method, const std::string& scenario, std::si
   });
 }
 
-std::optional<result> run_isolated(const std::string& method, const std::string& scenario, std::size_t n,
-                                   std::size_t steps, std::uint64_t seed, unsigned threads, unsigned timeout_s,
-                                   std::string& error) {
+/// Runs `method` on the boxes of a file (in the child): hhg and its variants
+/// and the registry's methods in D, the peers (3D) on the boxes lifted to 3D
+/// (a 2D box gets the extent [0, 0] in z: the same pairs).
+template <int D>
+result run_boxes_child(const std::string& method, const std::vector<box<D, double>>& boxes, std::size_t steps,
+                       double motion, std::uint64_t seed, unsigned threads) {
+  const std::unique_ptr<thread_pool> pool = make_executor(threads);
+  auto grid = [&](const config& c) {
+    hash_grids<D, double> g(c);
+    g.set_executor(pool.get());
+    return g;
+  };
+  // make: a factory (the peers cannot be moved: created in place)
+  auto peer = [&](auto make) {
+    if constexpr (D == 3) {
+      return measure_boxes(make(), boxes, steps, motion, seed);
+    } else {
+      std::vector<box<3, double>> lifted(boxes.size());
+      for (std::size_t i = 0; i < boxes.size(); ++i)
+        lifted[i] = {{boxes[i].min[0], boxes[i].min[1], 0}, {boxes[i].max[0], boxes[i].max[1], 0}};
+      return measure_boxes(make(), lifted, steps, motion, seed, D);
+    }
+  };
+  (void)peer;
+#ifdef HHG_HAVE_BULLET
+  if (method == "bullet-dbvt") return peer([] { return peers::bullet(false); });
+  if (method == "bullet-sap") return peer([] { return peers::bullet(true); });
+#endif
+#ifdef HHG_HAVE_FCL
+  if (method.rfind("fcl-", 0) == 0) return peer([&] { return peers::fcl_manager(method); });
+#endif
+#ifdef HHG_HAVE_CGAL
+  if (method == "cgal") return peer([] { return peers::cgal(); });
+#endif
+  if (method == "hhg-rebuild") {
+    config c;
+    c.strategy = update_strategy::rebuild;
+    return measure_boxes(grid(c), boxes, steps, motion, seed);
+  }
+  if (method == "hhg-occupancy") {
+    config c;
+    c.growth = growth_rule::by_occupancy;
+    return measure_boxes(grid(c), boxes, steps, motion, seed);
+  }
+  if (method == "hhg") return measure_boxes(grid(config{}), boxes, steps, motion, seed);
+  return all_methods::with<D, double>(method, [&](auto id) {
+    using M = typename decltype(id)::type;
+    return measure_boxes(M(), boxes, steps, motion, seed);
+  });
+}
+
+/// Runs `body` in a child process (fork), so no run inherits another's heap;
+/// the child reports its result as one line through a pipe.
+std::optional<result> run_isolated(const std::function<result()>& body, unsigned timeout_s, std::string& error) {
   int fd[2];
   if (pipe(fd) != 0) {
     error = "pipe failed";
@@ -287,7 +376,7 @@ std::optional<result> run_isolated(const std::string& method, const std::string&
     int code = 0;
     std::string line;
     try {
-      line = encode(run_child(method, scenario, n, steps, seed, threads)) + "\n";
+      line = encode(body()) + "\n";
     } catch (const std::exception& e) {
       line = std::string("error ") + e.what() + "\n";
       code = 1;
@@ -315,10 +404,6 @@ std::optional<result> run_isolated(const std::string& method, const std::string&
   int status = 0;
   waitpid(pid, &status, 0);
   result res;
-  res.method = method;
-  res.scenario = scenario;
-  res.n = n;
-  res.steps = steps;
   if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
     error = "timed out after " + std::to_string(timeout_s) + " s";
     return std::nullopt;
@@ -359,11 +444,11 @@ std::vector<std::string> experiment_names() {
 }
 
 /// Every method this build can run, in table order: the registry (with the hhg
-/// variants after hhg), the plain grid, then the peers compiled in.
+/// variants after hhg; `grid`, the strong uniform-grid baseline, is one of
+/// them), then the peers compiled in.
 std::vector<std::string> offered_methods() {
   std::vector<std::string> v = method_names();
   v.insert(v.begin() + 1, {"hhg-rebuild", "hhg-occupancy"});
-  v.push_back("grid");
   for (const auto& p : peers::available()) v.push_back(p);
   return v;
 }
@@ -375,6 +460,8 @@ std::string skip_reason(const std::string& m, const std::string& scenario, std::
   if (m == "brute" && n > 20000) return "skipped: O(N^2) above 20000 objects";
   if ((m == "uniform" || m == "multilevel" || m == "hierarchical" || m == "grid") && scenario == "mixed" && n > 20000)
     return "skipped: huge objects cover too many cells above 20000 objects";
+  if (scenario == "terdiman" && n > 200000)
+    return "skipped: Terdiman's data is for 10^4 and 10^5 boxes (in the fixed cube the pairs grow as N^2)";
   return {};
 }
 
@@ -420,18 +507,118 @@ CLI::App* add_bench_command(CLI::App& app, bench_options& o) {
       "A small run (a few seconds): equal, varied, sparse, mixed, update at N = 2000, 5 steps; the one CI runs");
   sub->add_option("--timeout", o.timeout, "Seconds a single run may take before it is skipped as too slow")
       ->check(integer_in(1, 86400));
+  sub->add_option("--boxes", o.boxes,
+                  "Time the one-shot pairs (build + detection) of the boxes of this file (the input of 'hhg pairs') "
+                  "with every method instead of the scenarios; with --steps K, then K steps of random motion");
+  sub->add_option("--motion", o.motion,
+                  "With --boxes --steps: each box moves in its own random direction at up to this fraction of its "
+                  "longest edge per step (default 0.2)")
+      ->check(CLI::Range(0.0, 1000.0));
   add_threads_option(sub, o.threads);
   return sub;
 }
 
+namespace {
+
+/// A box file read for --boxes, in its dimension.
+struct box_file {
+  std::string path;
+  int dim = 3;
+  std::vector<box<2, double>> boxes2;
+  std::vector<box<3, double>> boxes3;
+  std::size_t size() const { return dim == 2 ? boxes2.size() : boxes3.size(); }
+};
+
+box_file read_box_file(const std::string& path) {
+  line_reader in(path);
+  std::string_view first;
+  const bool have_first = in.next(first);
+  box_file f;
+  f.path = path;
+  f.dim = choose_dimension(0, have_first ? std::optional<std::string_view>(first) : std::nullopt);
+  if (have_first) in.unread();
+  if (f.dim == 2)
+    f.boxes2 = read_boxes<2>(in);
+  else
+    f.boxes3 = read_boxes<3>(in);
+  if (f.size() == 0) throw input_error("the --boxes file '" + path + "' holds no box");
+  return f;
+}
+
+bool ran(const result& r) { return r.note.empty() || r.note.rfind("PAIRS DIFFER", 0) == 0; }
+
+double per_object(double v, std::size_t n) { return n ? v / static_cast<double>(n) : 0.0; }
+
+/// The columns of the --csv and --json results, in order: the one list both
+/// writers read (README "hhg bench" describes them). A value is null (JSON) or
+/// empty (CSV) for a run that did not run, and for a counter the method does
+/// not keep. The scenario-level keys (scenario, n, steps, seed) come first in
+/// the CSV and on the run object in the JSON.
+struct column {
+  const char* name;
+  std::function<nlohmann::ordered_json(const result&)> value;
+};
+
+const std::vector<column>& result_columns() {
+  using J = nlohmann::ordered_json;
+  auto time = [](double result::*f) {
+    return [f](const result& r) { return ran(r) ? J(json_number(r.*f)) : J(nullptr); };
+  };
+  auto counter = [](long long result::*f) {
+    return [f](const result& r) { return ran(r) && r.*f >= 0 ? J(r.*f) : J(nullptr); };
+  };
+  static const std::vector<column> columns = {
+      {"method", [](const result& r) { return J(r.method); }},
+      {"setup_ms", time(&result::setup_ms)},
+      {"step_ms_median", time(&result::step_med)},
+      {"step_ms_mean", time(&result::step_mean)},
+      {"update_ms_median", time(&result::update_med)},
+      {"detect_ms_median", time(&result::detect_med)},
+      {"pairs", time(&result::pairs_med)},
+      {"peak_bytes", counter(&result::peak_bytes)},
+      {"update_ms_max", time(&result::update_max)},
+      {"detect_ms_max", time(&result::detect_max)},
+      {"bytes", [](const result& r) { return ran(r) ? J(r.bytes) : J(nullptr); }},
+      {"peak_rss_kb", [](const result& r) { return ran(r) ? J(r.peak_rss_kb) : J(nullptr); }},
+      {"box_tests", counter(&result::box_tests)},
+      {"cells_visited", counter(&result::cells_visited)},
+      {"step_ns_per_object",
+       [](const result& r) { return ran(r) ? J(json_number(per_object(r.step_med * 1e6, r.n))) : J(nullptr); }},
+      {"bytes_per_object",  // steady: bytes() / N, null where the method does not know (0)
+       [](const result& r) {
+         return ran(r) && r.bytes > 0 ? J(json_number(per_object(static_cast<double>(r.bytes), r.n))) : J(nullptr);
+       }},
+      {"peak_bytes_per_object",
+       [](const result& r) {
+         return ran(r) ? J(json_number(per_object(static_cast<double>(r.peak_bytes), r.n))) : J(nullptr);
+       }},
+      {"note", [](const result& r) { return J(r.note); }},
+  };
+  return columns;
+}
+
+std::string csv_value(const nlohmann::ordered_json& v) {
+  if (v.is_null()) return {};
+  if (v.is_string()) return csv_field(v.get<std::string>());
+  return v.dump();
+}
+
+}  // namespace
+
 int bench_command(const bench_options& o) {
   const std::vector<std::string> offered = offered_methods();
+  const bool file_mode = !o.boxes.empty();
+  if (std::isnan(o.motion)) throw usage_error("bench: --motion must be a number in [0, 1000]");
+  if (!file_mode && o.motion >= 0) throw usage_error("bench: --motion applies to --boxes only");
+  if (file_mode && (!o.scenarios.empty() || !o.ns.empty() || o.quick))
+    throw usage_error("bench: --boxes times the boxes of a file: --scenario, --n and --quick do not apply");
   std::vector<std::string> scenarios = o.scenarios.empty() ? experiment_names() : o.scenarios;
   const std::vector<std::string> methods = o.methods.empty() ? offered : o.methods;
   for (const auto& s : scenarios)  // CLI11 checks these too; the harness may be called from elsewhere
     if (!has(experiment_names(), s)) throw usage_error("bench: unknown scenario '" + s + "'");
   for (const auto& m : methods)
     if (!has(offered, m)) throw usage_error("bench: unknown method '" + m + "'");
+  if (o.motion >= 0 && !(o.motion <= 1000)) throw usage_error("bench: --motion must be in [0, 1000]");
   std::vector<std::size_t> ns(o.ns.begin(), o.ns.end());
   std::size_t steps = o.steps;
   if (o.quick) {
@@ -440,23 +627,32 @@ int bench_command(const bench_options& o) {
     if (steps == 0) steps = 5;
   }
   if (ns.empty()) ns = {1000, 10000, 100000};
-  if (steps == 0) steps = 10;
+  if (steps == 0 && !file_mode) steps = 10;  // --boxes: one-shot only unless --steps
+  const double motion = o.motion >= 0 ? o.motion : 0.2;
 
   std::vector<job> jobs;
-  for (const auto& s : scenarios) {
-    if (s == "factor") {
-      std::vector<std::string> v;
-      if (has(methods, "hhg"))
-        for (const auto& [name, factor] : factor_variants) v.emplace_back(name);
-      jobs.push_back({"factor", "varied", v});
-    } else if (s == "update") {
-      std::vector<std::string> v;
-      for (const char* m : {"hhg", "hhg-rebuild"})
-        if (has(methods, m)) v.emplace_back(m);
-      jobs.push_back({"update", "equal", v});
-      jobs.push_back({"update-jump", "jumping", v});
-    } else {
-      jobs.push_back({s, s, methods});
+  box_file file;
+  if (file_mode) {
+    file = read_box_file(o.boxes);  // a bad file fails now: "hhg: line N: ..." and status 2
+    const std::size_t slash = o.boxes.find_last_of('/');
+    jobs.push_back({"file:" + (slash == std::string::npos ? o.boxes : o.boxes.substr(slash + 1)), "", methods});
+    ns = {file.size()};
+  } else {
+    for (const auto& s : scenarios) {
+      if (s == "factor") {
+        std::vector<std::string> v;
+        if (has(methods, "hhg"))
+          for (const auto& [name, factor] : factor_variants) v.emplace_back(name);
+        jobs.push_back({"factor", "varied", v});
+      } else if (s == "update") {
+        std::vector<std::string> v;
+        for (const char* m : {"hhg", "hhg-rebuild"})
+          if (has(methods, m)) v.emplace_back(m);
+        jobs.push_back({"update", "equal", v});
+        jobs.push_back({"update-jump", "jumping", v});
+      } else {
+        jobs.push_back({s, s, methods});
+      }
     }
   }
   // A scenario that none of the chosen methods runs is a usage error, not an empty table.
@@ -485,14 +681,23 @@ int bench_command(const bench_options& o) {
         r.scenario = j.label;
         r.n = n;
         r.steps = steps;
-        if (std::string why = skip_reason(m, j.scenario, n); !why.empty()) {
+        if (std::string why = skip_reason(m, j.scenario, n); !why.empty()) {  // (j.scenario is "" for --boxes)
           r.note = why;
         } else {
           std::fprintf(stderr, "hhg bench: [%zu/%zu] %s n=%zu %s ...\n", done, total, j.label.c_str(), n, m.c_str());
           std::string error;
-          if (auto got = run_isolated(m, j.scenario, n, steps, o.seed, o.threads, o.timeout, error)) {
+          const std::function<result()> body = [&]() -> result {
+            if (!file_mode) return run_child(m, j.scenario, n, steps, o.seed, o.threads);
+            return file.dim == 2 ? run_boxes_child<2>(m, file.boxes2, steps, motion, o.seed, o.threads)
+                                 : run_boxes_child<3>(m, file.boxes3, steps, motion, o.seed, o.threads);
+          };
+          if (auto got = run_isolated(body, o.timeout, error)) {
+            const std::string label = r.scenario;
             r = *got;
-            r.scenario = j.label;
+            r.method = m;
+            r.scenario = label;
+            r.n = n;
+            r.steps = steps;
             if (reference_counts.empty()) {
               reference_counts = r.pair_counts;
               reference_method = m;
@@ -514,23 +719,24 @@ int bench_command(const bench_options& o) {
       }
     }
   }
-  auto ran = [](const result& r) { return r.note.empty() || r.note.rfind("PAIRS DIFFER", 0) == 0; };
 
-  // The summary table. "x hhg" (step time over hhg's, same scenario and n) is
-  // shown only when an hhg row ran; rows without an hhg reference show "-".
-  std::map<std::pair<std::string, std::size_t>, double> hhg_step;
+  // The summary table. "x hhg" (step time over hhg's, same scenario and n; the
+  // one-shot time with --boxes and no --steps) is shown only when an hhg row
+  // ran; rows without an hhg reference show "-". "B/obj" is the steady memory
+  // (bytes() / N, "-" where a method does not know: the peers), "peak B/obj"
+  // the rise of the peak RSS over the run / N.
+  const bool one_shot = steps == 0;
+  auto key_time = [&](const result& r) { return one_shot ? r.setup_ms : r.step_med; };
+  std::map<std::pair<std::string, std::size_t>, double> hhg_time;
   for (const auto& r : results)
-    if (r.method == "hhg" && ran(r) && r.step_med > 0) hhg_step[{r.scenario, r.n}] = r.step_med;
-  const bool ratio_column = !hhg_step.empty();
+    if (r.method == "hhg" && ran(r) && key_time(r) > 0) hhg_time[{r.scenario, r.n}] = key_time(r);
+  const bool ratio_column = !hhg_time.empty();
   std::string t;
-  auto header = [&] {
-    t += pad("scenario", 12, true) + " " + pad("n", 9, false) + " " + pad("method", 15, true) + " " +
-         pad("setup ms", 10, false) + " " + pad("update ms", 10, false) + " " + pad("detect ms", 10, false) + " " +
-         pad("ns/obj/step", 11, false) + " ";
-    if (ratio_column) t += pad("x hhg", 8, false) + " ";
-    t += pad("pairs", 10, false) + " " + pad("B/object", 9, false) + "  note\n";
-  };
-  header();
+  t += pad("scenario", 12, true) + " " + pad("n", 9, false) + " " + pad("method", 15, true) + " " +
+       pad(one_shot ? "one-shot ms" : "setup ms", 11, false) + " " + pad("update ms", 10, false) + " " +
+       pad("detect ms", 10, false) + " " + pad("ns/obj/step", 11, false) + " ";
+  if (ratio_column) t += pad("x hhg", 8, false) + " ";
+  t += pad("pairs", 10, false) + " " + pad("B/obj", 8, false) + " " + pad("peak B/obj", 10, false) + "  note\n";
   for (const auto& r : results) {
     t += pad(r.scenario, 12, true) + " " + pad(std::to_string(r.n), 9, false) + " " + pad(r.method, 15, true) + " ";
     if (!ran(r)) {
@@ -538,15 +744,21 @@ int bench_command(const bench_options& o) {
       continue;
     }
     const double n = static_cast<double>(r.n);
-    t += pad(fixed(r.setup_ms, 3), 10, false) + " " + pad(fixed(r.update_med, 3), 10, false) + " " +
-         pad(fixed(r.detect_med, 3), 10, false) + " " + pad(fixed(r.step_med * 1e6 / n, 1), 11, false) + " ";
+    t += pad(fixed(r.setup_ms, 3), 11, false) + " ";
+    if (one_shot) {
+      t += pad("-", 10, false) + " " + pad("-", 10, false) + " " + pad("-", 11, false) + " ";
+    } else {
+      t += pad(fixed(r.update_med, 3), 10, false) + " " + pad(fixed(r.detect_med, 3), 10, false) + " " +
+           pad(fixed(r.step_med * 1e6 / n, 1), 11, false) + " ";
+    }
     if (ratio_column) {
-      const auto it = hhg_step.find({r.scenario, r.n});
-      t += pad(it != hhg_step.end() ? fixed(r.step_med / it->second, 2) : "-", 8, false) + " ";
+      const auto it = hhg_time.find({r.scenario, r.n});
+      t += pad(it != hhg_time.end() ? fixed(key_time(r) / it->second, 2) : "-", 8, false) + " ";
     }
     t += pad(fixed(r.pairs_med, 0), 10, false) + " ";
     // bytes(): 0 where a method does not know (the peers): no meaningless 0.0
-    t += pad(r.bytes > 0 ? fixed(static_cast<double>(r.bytes) / n, 1) : "-", 9, false) + "  " + r.note + "\n";
+    t += pad(r.bytes > 0 ? fixed(static_cast<double>(r.bytes) / n, 1) : "-", 8, false) + " " +
+         pad(fixed(static_cast<double>(r.peak_bytes) / n, 1), 10, false) + "  " + r.note + "\n";
   }
   std::fwrite(t.data(), 1, t.size(), stdout);
   flush_stdout();
@@ -562,30 +774,20 @@ int bench_command(const bench_options& o) {
 #else
   const std::string flags = "unknown";
 #endif
-  // JSON and CSV carry the same columns (README, `hhg bench`), null / empty
-  // for a counter a method does not keep and for the times of a skipped run.
-  auto counter = [](long long v) { return v < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v); };
-  auto time_or_null = [&](const result& r, double v) { return ran(r) ? json_number(v) : nlohmann::json(nullptr); };
+  // JSON and CSV carry the same columns (result_columns(); README, `hhg bench`).
+  const std::vector<column>& columns = result_columns();
   if (csv_file) {
     std::string c;
-    if (!o.skip_header)
-      c += "scenario,n,steps,seed,method,setup_ms,step_ms_median,step_ms_mean,update_ms_median,detect_ms_median,"
-           "pairs,peak_bytes,update_ms_max,detect_ms_max,bytes,peak_rss_kb,box_tests,cells_visited,note\n";
-    auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v).dump() : std::string(); };
+    if (!o.skip_header) {
+      c += "scenario,n,steps,seed";
+      for (const column& col : columns) c += std::string(",") + col.name;
+      c += '\n';
+    }
     for (const auto& r : results) {
-      const bool ok = ran(r);
       c += csv_field(r.scenario) + ',' + std::to_string(r.n) + ',' + std::to_string(r.steps) + ',' +
-           std::to_string(o.seed) + ',' + csv_field(r.method) + ',';
-      if (ok) {
-        c += num(r.setup_ms) + ',' + num(r.step_med) + ',' + num(r.step_mean) + ',' + num(r.update_med) + ',' +
-             num(r.detect_med) + ',' + num(r.pairs_med) + ',' + std::to_string(r.peak_bytes) + ',' + num(r.update_max) +
-             ',' + num(r.detect_max) + ',' + std::to_string(r.bytes) + ',' + std::to_string(r.peak_rss_kb) + ',' +
-             (r.box_tests < 0 ? "" : std::to_string(r.box_tests)) + ',' +
-             (r.cells_visited < 0 ? "" : std::to_string(r.cells_visited)) + ',';
-      } else {
-        c += ",,,,,,,,,,,,,";
-      }
-      c += csv_field(r.note) + '\n';
+           std::to_string(o.seed);
+      for (const column& col : columns) c += ',' + csv_value(col.value(r));
+      c += '\n';
     }
     if (std::fwrite(c.data(), 1, c.size(), csv_file.get()) != c.size())
       throw std::runtime_error("cannot write the --csv file '" + o.csv + "': " + std::strerror(errno));
@@ -609,31 +811,26 @@ int bench_command(const bench_options& o) {
           if (q == std::string::npos) q = r.pair_counts.size();
           per_step.push_back(std::stoull(r.pair_counts.substr(p, q - p)));
         }
-        rows.push_back(
-            {{"method", r.method},
-             {"setup_ms", time_or_null(r, r.setup_ms)},
-             {"step_ms_median", time_or_null(r, r.step_med)},
-             {"step_ms_mean", time_or_null(r, r.step_mean)},
-             {"update_ms_median", time_or_null(r, r.update_med)},
-             {"detect_ms_median", time_or_null(r, r.detect_med)},
-             {"pairs", time_or_null(r, r.pairs_med)},
-             {"peak_bytes", ran(r) ? nlohmann::ordered_json(r.peak_bytes) : nlohmann::ordered_json(nullptr)},
-             {"update_ms_max", time_or_null(r, r.update_max)},
-             {"detect_ms_max", time_or_null(r, r.detect_max)},
-             {"bytes", ran(r) ? nlohmann::ordered_json(r.bytes) : nlohmann::ordered_json(nullptr)},
-             {"peak_rss_kb", ran(r) ? nlohmann::ordered_json(r.peak_rss_kb) : nlohmann::ordered_json(nullptr)},
-             {"box_tests", counter(r.box_tests)},
-             {"cells_visited", counter(r.cells_visited)},
-             {"pairs_per_step", per_step},
-             {"note", r.note}});
+        nlohmann::ordered_json row = nlohmann::ordered_json::object();
+        for (const column& col : columns) {
+          if (std::string(col.name) == "note") row["pairs_per_step"] = per_step;  // before the note, as before
+          row[col.name] = col.value(r);
+        }
+        rows.push_back(row);
       }
-      runs.push_back({{"scenario", results[i].scenario},
-                      {"n", results[i].n},
-                      {"steps", steps},
-                      {"seed", o.seed},
-                      {"threads", o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency())},
-                      {"machine", machine},
-                      {"results", rows}});
+      nlohmann::ordered_json run = {
+          {"scenario", results[i].scenario},
+          {"n", results[i].n},
+          {"steps", steps},
+          {"seed", o.seed},
+          {"threads", o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency())},
+          {"machine", machine},
+          {"results", rows}};
+      if (file_mode) {
+        run["boxes_file"] = o.boxes;
+        run["motion"] = motion;
+      }
+      runs.push_back(run);
       i = e;
     }
     write_json(json_file.get(), runs, "the --json file '" + o.json + "'");

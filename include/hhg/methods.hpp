@@ -20,6 +20,7 @@
 #include "hhg/pivot_hashing.hpp"
 #include "hhg/spatial_hashing.hpp"
 #include "hhg/sweep_and_prune.hpp"
+#include "hhg/uniform_grid.hpp"
 
 namespace hhg {
 
@@ -63,6 +64,6 @@ struct method_list {
 
 /// Every method; the first is the default.
 using all_methods = method_list<hash_grids, brute_force, sweep_and_prune, linear_kdtree, uniform_hashing,
-                                multilevel_hashing, hierarchical_hashing, pivot_hashing, pivot_chunked>;
+                                multilevel_hashing, hierarchical_hashing, pivot_hashing, pivot_chunked, uniform_grid>;
 
 }  // namespace hhg

@@ -44,6 +44,18 @@ struct thesis_params {
   double elongation = 1.0;          ///< x edge = elongation * size (10 for 10x1x1 boxes)
   double domain_aspect = 1.0;       ///< domain x edge / other edges (1024 for the uneven domain)
   std::uint64_t seed = 1;
+  /// Sizes log-uniform in [size_min, size_max] (the density rule uses their
+  /// moments) instead of uniform.
+  bool log_uniform_sizes = false;
+  /// Each axis draws its own edge in [size_min, size_max] (uniform); the
+  /// object's speed follows its longest edge. size_min may be 0 then.
+  bool per_axis_sizes = false;
+  /// The initial positions are the boxes' centres, uniform in the domain
+  /// (boxes stick out on both sides) instead of their min corners.
+  bool centred = false;
+  /// > 0: the domain is a cube of this edge whatever n (pairs_per_object and
+  /// domain_aspect are then ignored: the density grows with n).
+  double fixed_domain_edge = 0;
 };
 
 template <int D, class T>
@@ -81,7 +93,7 @@ struct named_scenario {
 };
 
 /// Every named variant: equal, varied, elongated, coherent, sparse, uneven,
-/// mixed, jumping (in this order).
+/// mixed, log-uniform, terdiman, jumping (in this order).
 const std::vector<named_scenario>& named_scenarios();
 /// Their names, in table order.
 std::vector<std::string> named_scenario_names();
