@@ -26,7 +26,6 @@
 #include <utility>
 #include <vector>
 
-#include "box_file.hpp"
 #include "commands.hpp"
 #include "hhg/broad_phase.hpp"
 #include "hhg/hash_grids.hpp"

@@ -33,7 +33,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "../../apps/hhg/box_file.hpp"
+#include "../../apps/hhg/input.hpp"
+#include "../../apps/hhg/parse.hpp"
 #include "../../apps/hhg/commands.hpp"
 #include "../../apps/hhg/methods.hpp"
 #include "../../apps/hhg/options.hpp"
@@ -330,8 +331,7 @@ result run_boxes_child(const std::string& method, const std::vector<box<D, doubl
   };
   (void)peer;
 #ifdef HHG_HAVE_BULLET
-  if (method == "bullet-dbvt") return peer([] { return peers::bullet(false); });
-  if (method == "bullet-sap") return peer([] { return peers::bullet(true); });
+  if (method.rfind("bullet-", 0) == 0) return peer([&] { return peers::bullet(method); });
 #endif
 #ifdef HHG_HAVE_FCL
   if (method.rfind("fcl-", 0) == 0) return peer([&] { return peers::fcl_manager(method); });
@@ -531,12 +531,9 @@ struct box_file {
 
 box_file read_box_file(const std::string& path) {
   line_reader in(path);
-  std::string_view first;
-  const bool have_first = in.next(first);
   box_file f;
   f.path = path;
-  f.dim = choose_dimension(0, have_first ? std::optional<std::string_view>(first) : std::nullopt);
-  if (have_first) in.unread();
+  f.dim = read_dimension(in, 0);
   if (f.dim == 2)
     f.boxes2 = read_boxes<2>(in);
   else
