@@ -107,7 +107,7 @@ struct detection_scratch {
     // the chunks, in the order of the pairs
     chunks.clear();
     if (!s.list.empty() || !s.apart.empty()) chunks.push_back({kind::loose, 0, 0, 0});
-    if (s.apart.size() >= tu.apart_index_min) ++s.paths.apart_index;
+    if (!s.apart.empty() && s.apart.size() >= tu.apart_index_min) ++s.paths.apart_index;
     const std::size_t per = std::max<std::size_t>(tu.chunk_cells, 1);
     for (std::size_t j = 0; j < gjobs.size(); ++j) {
       const auto& gj = gjobs[j];
