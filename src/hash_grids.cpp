@@ -59,6 +59,11 @@ namespace {
                                         ": called from inside this structure's own for_each_pair callback "
                                         "(a detection is running: finish it first)");
 }
+[[noreturn]] void throw_in_query(const char* op) {
+  throw error(errc::reentrant_call, std::string("hhg: hash_grids::") + op +
+                                        ": called from inside a visitor of this structure's own query "
+                                        "(the query is running: finish it first)");
+}
 }  // namespace
 
 // Every non-const entry point starts here: the structure exists and is not in
@@ -68,6 +73,7 @@ template <int D, class T>
 detail::hash_grids_state<D, T>& hash_grids<D, T>::writable(const char* op) {
   if (!s_) throw_moved_from(op);
   if (s_->in_detection) throw_reentrant(op);
+  if (detail::query_marks != nullptr && detail::queried_on_this_thread(s_.get())) throw_in_query(op);
   return *s_;
 }
 
@@ -97,6 +103,7 @@ hash_grids<D, T>& hash_grids<D, T>::operator=(const hash_grids& o) {
   if (this != &o) {
     auto s = std::make_unique<detail::hash_grids_state<D, T>>(o.readable("operator="));
     if (s_ && s_->in_detection) throw_reentrant("operator=");
+    if (s_ && detail::queried_on_this_thread(s_.get())) throw_in_query("operator=");
     s_ = std::move(s);
     if (!x_) x_ = std::make_unique<detail::detection_scratch<D, T>>();
   }
@@ -454,7 +461,15 @@ std::vector<handle> hash_grids<D, T>::insert(std::span<const box_type> bs) {
     for (std::size_t i = 0; i < first; ++i) out.push_back(insert(bs[i]));
     if (first < bs.size()) {
       std::vector<handle> rest;
-      if (s.bulk_insert(bs.subspan(first), rest)) {
+      bool laid = false;
+      try {
+        laid = s.bulk_insert(bs.subspan(first), rest);
+      } catch (const error& e) {
+        // every grid level taken and the batch needs another: bulk_insert
+        // changed nothing; one by one, such objects are kept apart
+        if (e.code() != errc::capacity || s.grids.size() < detail::kMaxGrids) throw;
+      }
+      if (laid) {
         out.insert(out.end(), rest.begin(), rest.end());
       } else {
         for (std::size_t i = first; i < bs.size(); ++i) out.push_back(insert(bs[i]));

@@ -329,6 +329,19 @@ bool ray_regions(const state_t<D, T>& s, const ray<D, T>& user_ray, C&& on_colum
   return true;
 }
 
+// A query whose visitor is the user's marks the structure as queried on
+// this thread while it runs: the visitor may not change the structure
+// (hash_grids::writable refuses with errc::reentrant_call). The mark is a
+// node on this stack in a thread-local list, so concurrent queries from
+// other threads are not affected.
+struct visiting {
+  query_mark m;
+  explicit visiting(const void* s) : m{s, query_marks} { query_marks = &m; }
+  ~visiting() { query_marks = m.prev; }
+  visiting(const visiting&) = delete;
+  visiting& operator=(const visiting&) = delete;
+};
+
 struct by_entry {
   bool operator()(const ray_hit& x, const ray_hit& y) const {
     return x.t > y.t || (x.t == y.t && x.id.index > y.id.index);
@@ -376,13 +389,15 @@ ray_hit closest_impl(const state_t<D, T>& s, const ray<D, T>& r, X&& exact, bool
 
 template <int D, class T>
 bool hash_grids<D, T>::for_each_overlapping(const box_type& q, object_visitor v) const {
+  const auto& s = readable("for_each_overlapping");
   detail::check_query_box(q);
   std::array<double, D> lo{}, hi{};
   for (int i = 0; i < D; ++i) {
     lo[i] = q.min[i];
     hi[i] = q.max[i];
   }
-  return detail::search_region<D, T>(*s_, lo, hi, [&](const auto& e) {
+  const detail::visiting mark(&s);
+  return detail::search_region<D, T>(s, lo, hi, [&](const auto& e) {
     for (int i = 0; i < D; ++i)
       if (e.max(i) < q.min[i] || q.max[i] < e.min(i)) return true;
     return v(e.user_handle());
@@ -425,6 +440,7 @@ void hash_grids<D, T>::containing(const std::array<T, D>& p, std::vector<handle>
 
 template <int D, class T>
 bool hash_grids<D, T>::for_each_in_sphere(const std::array<T, D>& center, double radius, object_visitor v) const {
+  const auto& s = readable("for_each_in_sphere");
   detail::check_point<D, T>(center);
   if (std::isnan(radius)) throw error(errc::nan_coordinate, "hhg: sphere radius is NaN");
   if (radius < 0) throw error(errc::inverted_box, "hhg: sphere radius is negative");
@@ -435,7 +451,8 @@ bool hash_grids<D, T>::for_each_in_sphere(const std::array<T, D>& center, double
     lo[i] = c - pad;
     hi[i] = c + pad;
   }
-  return detail::search_region<D, T>(*s_, lo, hi, [&](const auto& e) {
+  const detail::visiting mark(&s);
+  return detail::search_region<D, T>(s, lo, hi, [&](const auto& e) {
     if (!box_meets_sphere(e.box(), center, radius)) return true;
     return v(e.user_handle());
   });
@@ -454,9 +471,11 @@ void hash_grids<D, T>::in_sphere(const std::array<T, D>& center, double radius, 
 
 template <int D, class T>
 bool hash_grids<D, T>::for_each_ray_hit(const ray<D, T>& r, ray_visitor v) const {
+  const auto& s = readable("for_each_ray_hit");
   detail::check_ray(r);
+  const detail::visiting mark(&s);
   return detail::ray_regions<D, T>(
-      *s_, r, [](double) { return true; },
+      s, r, [](double) { return true; },
       [&](const auto& e) {
         const double t = ray_box_entry(r, e.box());
         if (t < 0) return true;
@@ -478,9 +497,10 @@ void hash_grids<D, T>::ray_hits(const ray<D, T>& r, std::vector<ray_hit>& out) c
 
 template <int D, class T>
 ray_hit hash_grids<D, T>::first_ray_hit(const ray<D, T>& r) const {
+  const auto& s = readable("first_ray_hit");
   detail::check_ray(r);
   return detail::closest_impl<D, T>(
-      *s_, r, [](handle, double t, double) { return t; }, true);
+      s, r, [](handle, double t, double) { return t; }, true);
 }
 
 template <int D, class T>
@@ -495,15 +515,18 @@ ray_hit hash_grids<D, T>::any_ray_hit(const ray<D, T>& r) const {
 
 template <int D, class T>
 ray_hit hash_grids<D, T>::closest_ray_hit(const ray<D, T>& r, exact_ray_test exact) const {
+  const auto& s = readable("closest_ray_hit");
   detail::check_ray(r);
+  const detail::visiting mark(&s);
   return detail::closest_impl<D, T>(
-      *s_, r, [&](handle h, double, double max_t) { return exact(h, max_t); }, false);
+      s, r, [&](handle h, double, double max_t) { return exact(h, max_t); }, false);
 }
 
 // ---- nearest --------------------------------------------------------------------
 
 template <int D, class T>
 void hash_grids<D, T>::nearest(const std::array<T, D>& p, std::size_t k, std::vector<handle>& out) const {
+  readable("nearest");
   detail::check_point<D, T>(p);
   for (int i = 0; i < D; ++i)
     if (!std::isfinite(p[i])) throw error(errc::nan_coordinate, "hhg: nearest: point must be finite");

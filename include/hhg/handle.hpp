@@ -15,8 +15,8 @@ namespace hhg {
 /// (at most the peak object count), so users can keep per-object data in a plain
 /// array indexed by `handle.index`. Slots are reused after removal; the
 /// generation changes on reuse, so a stale handle is detected and rejected.
-/// (hash_grids keeps 24-bit generations: a stale handle could only pass for a
-/// live one after 2^24 - 1 reuses of its slot.)
+/// (hash_grids keeps 24-bit generations: a slot whose generation would wrap
+/// is retired, never reused, so a stale handle never passes for a live one.)
 struct handle {
   std::uint32_t index = 0;
   std::uint32_t generation = 0;

@@ -55,6 +55,8 @@ class hash_grids {
   hash_grids& operator=(const hash_grids&);
   /// A moved-from structure may only be assigned to or destroyed; any other
   /// call throws hhg::error(errc::moved_from) (size() is 0, contains() false).
+  /// Move assignment is noexcept and unchecked: do not move-assign to a
+  /// structure from inside its own callback or query visitor.
   hash_grids(hash_grids&&) noexcept;
   hash_grids& operator=(hash_grids&&) noexcept;
 
@@ -161,12 +163,19 @@ class hash_grids {
   /// Largest |coordinate| / cell size at which hhg hashes an object into a
   /// cell of its own size class (2^22 for float, 2^40 for double). An object
   /// farther out is placed on a coarser grid level where the bound holds, so
-  /// it is still paired exactly. See docs/hash_grids.md, "Precision".
+  /// it is still paired exactly; when that level would be past the 250th,
+  /// the object is kept apart with the unbounded ones (also paired exactly).
+  /// See docs/hash_grids.md, "Precision".
   static double precision_limit() noexcept;
 
   // ===== queries (docs/queries.md) ===========================================
   // All queries are const: any number of them may run concurrently with each
   // other (they use only local scratch), but not with a non-const member.
+  // A visitor (or closest_ray_hit's test) may run other queries, but a
+  // non-const call on the structure it visits (insert, move, remove, clear,
+  // a detection, ...) throws hhg::error(errc::reentrant_call) and changes
+  // nothing (the query's mark is per thread: other threads' queries are not
+  // affected). On a moved-from structure every query throws errc::moved_from.
   // Matches follow the predicates of hhg/queries.hpp exactly (closed overlap,
   // unbounded objects included). Each grid level is searched only in the cells
   // that can hold a match: the cell range of the query box widened by the

@@ -5,7 +5,8 @@
 // only on the structure (never on the number of workers), listed in a fixed
 // order:
 //   1. `loose`: the all-pairs list (before activation) and the objects kept
-//      apart, against everything (one chunk);
+//      apart, against everything (one chunk; many apart objects go through
+//      an index over their narrow axes, apart.hpp);
 //   2. per live grid, finest first, the walk within the grid (walks.hpp):
 //      `ordered` in runs of rows of about tune.chunk_cells cells, then its
 //      `displaced` cells; or `unordered` in runs of tune.chunk_cells cells;
@@ -27,6 +28,7 @@
 #pragma once
 
 #include "hash_grids/across.hpp"
+#include "hash_grids/apart.hpp"
 #include "hash_grids/relayout.hpp"
 #include "hash_grids/walks.hpp"
 
@@ -68,7 +70,7 @@ struct detection_scratch {
     for (const auto& j : pjobs) b += j.bytes();
     for (const auto& w : workers) b += w.bytes();
     for (const auto& v : bufs) b += capacity_bytes(v);
-    return b;
+    return b + apart_ix.bytes();
   }
 
   // Everything before the walks: pending rebuild, compactions, the jobs,
@@ -105,6 +107,7 @@ struct detection_scratch {
     // the chunks, in the order of the pairs
     chunks.clear();
     if (!s.list.empty() || !s.apart.empty()) chunks.push_back({kind::loose, 0, 0, 0});
+    if (!s.apart.empty() && s.apart.size() >= tu.apart_index_min) ++s.paths.apart_index;
     const std::size_t per = std::max<std::size_t>(tu.chunk_cells, 1);
     for (std::size_t j = 0; j < gjobs.size(); ++j) {
       const auto& gj = gjobs[j];
@@ -202,21 +205,43 @@ struct detection_scratch {
   }
 
   // The all-pairs list (before activation), and the objects kept apart
-  // against everything.
+  // against everything: directly when they are few, else through an index
+  // over their narrow axes (apart.hpp), rebuilt here (this chunk is one).
   template <class Sink>
-  static void loose(const S& s, W& w, Sink& sink) {
+  void loose(const S& s, W& w, Sink& sink) {
     const auto& list = s.list;
     const auto& apart = s.apart;
     for (std::size_t i = 0; i < list.size(); ++i)
       w.test_against(list[i], list.data() + i + 1, static_cast<std::uint32_t>(list.size() - i - 1), sink);
-    for (std::size_t i = 0; i < apart.size(); ++i) {
-      const entry& a = apart[i];
-      w.test_against(a, apart.data() + i + 1, static_cast<std::uint32_t>(apart.size() - i - 1), sink);
-      w.test_against(a, list.data(), static_cast<std::uint32_t>(list.size()), sink);
-      for (const grid& g : s.grids)
-        for (const occupied_cell& oc : g.occupied) w.test_against(a, g.pool.data() + oc.block, oc.count, sink);
+    if (apart.empty()) return;
+    if (apart.size() < s.tune.apart_index_min) {  // few: each other object against all of them, in one pass
+      for (std::size_t i = 0; i < apart.size(); ++i)
+        w.test_against(apart[i], apart.data() + i + 1, static_cast<std::uint32_t>(apart.size() - i - 1), sink);
+      std::uint64_t others = list.size();
+      const auto against_all = [&](const entry& o) {
+        const typename S::query qo(o);
+        for (const entry& a : apart)
+          if (qo.hits(a)) [[unlikely]]
+            sink(a.user_handle(), o.user_handle());
+      };
+      for (const entry& o : list) against_all(o);
+      for (const grid& g : s.grids) {
+        others += g.objects;
+        for (const occupied_cell& oc : g.occupied)
+          for (std::uint32_t k = 0; k < oc.count; ++k) against_all(g.pool[oc.block + k]);
+      }
+      w.box_tests += others * apart.size();
+      return;
     }
+    apart_ix.build(apart);
+    std::uint64_t tests = apart_ix.pairs_among(apart, sink);
+    for (const entry& o : list) tests += apart_ix.pairs_with(apart, o, sink);
+    for (const grid& g : s.grids)
+      for (const occupied_cell& oc : g.occupied)
+        for (std::uint32_t k = 0; k < oc.count; ++k) tests += apart_ix.pairs_with(apart, g.pool[oc.block + k], sink);
+    w.box_tests += tests;
   }
+  apart_index<D, T> apart_ix;  // loose's index of the objects kept apart (scratch)
 
   struct buffer_sink {
     std::vector<handle_pair>& v;

@@ -69,6 +69,7 @@ struct hash_grids_state : grid_types<D, T> {
   std::vector<entry> apart;
   std::vector<slot> slots;
   std::uint32_t free_head = npos;
+  std::uint32_t free_tail = npos;  // the free list's last slot; retired slots are its tail (release_slot)
   std::size_t count = 0;
   bool active = false;
   bool rebuild_pending = false;
@@ -174,7 +175,14 @@ struct hash_grids_state : grid_types<D, T> {
     return new_grid(x, prev, levels.size());  // prev <= eff < x
   }
 
-  // true when an object of effective size eff belongs in grid g
+  // The grid for eff as grid_for, or npos when it would be a new level and
+  // every level is taken (kMaxGrids): the object is then kept apart
+  // (apart.hpp pairs it), so no finite input is refused for its level.
+  std::uint32_t grid_or_apart(double eff) {
+    if (grids.size() >= kMaxGrids) return existing_grid(eff);
+    return grid_for(eff);
+  }
+
   // ---- blocks ------------------------------------------------------------------
   // (a new block lies at or above ordered_end: free lists hold no block
   // below it, see free_block)
@@ -397,11 +405,20 @@ struct hash_grids_state : grid_types<D, T> {
            slots[h.index].generation() == h.generation;
   }
 
+  // A handle's generation has 24 bits (the entry keeps reach bits above it).
+  // A slot whose generation would wrap is retired instead of reused, so a
+  // stale handle never names a live object again: retired slots are kept at
+  // the tail of the free list (validate counts them as free) and new_slot
+  // never takes one.
+  static constexpr std::uint32_t kLastGeneration = (1u << 24) - 1;
+  bool retired(std::uint32_t index) const { return slots[index].generation() == kLastGeneration; }
+
   handle new_slot() {
     std::uint32_t index;
-    if (free_head != npos) {
+    if (free_head != npos && !retired(free_head)) {
       index = free_head;
       free_head = slots[index].at;
+      if (free_head == npos) free_tail = npos;
     } else {
       if (slots.size() >= npos - 1) throw error(errc::capacity, "hhg: too many objects (2^32 - 1)");
       reserve_for(slots, slots.size() + 1);
@@ -419,15 +436,28 @@ struct hash_grids_state : grid_types<D, T> {
     } else {
       slots[index].at = free_head;
       free_head = index;
+      if (free_tail == npos) free_tail = index;
     }
   }
 
   void release_slot(std::uint32_t index) {
     slot& s = slots[index];
-    s.next_generation();
     s.set_place(kPlaceFree);
+    if (s.generation() + 1 >= kLastGeneration) {  // retired: the generation stays, the slot is never taken again
+      s.tag = kLastGeneration << 8 | kPlaceFree;
+      s.at = npos;
+      if (free_tail == npos)
+        free_head = index;
+      else
+        slots[free_tail].at = index;
+      free_tail = index;
+      ++paths.slots_retired;
+      return;
+    }
+    s.next_generation();
     s.at = free_head;
     free_head = index;
+    if (free_tail == npos) free_tail = index;
   }
 
   // ---- placing and unplacing objects ---------------------------------------------
@@ -455,7 +485,8 @@ struct hash_grids_state : grid_types<D, T> {
     } else if (!active) {
       push_list(list, kPlaceList, e);
     } else {
-      const std::uint32_t gid = grid_for(eff);
+      const std::uint32_t gid = grid_or_apart(eff);
+      if (gid == npos) return push_list(apart, kPlaceApart, e);
       maybe_grow(gid, 1);
       prepare_add(gid, cell_of(grids[gid], e));
       add_to_grid(gid, e);
@@ -472,7 +503,8 @@ struct hash_grids_state : grid_types<D, T> {
     } else if (!active) {
       reserve_for(list, list.size() + 1);
     } else {
-      const std::uint32_t gid = grid_for(eff);
+      const std::uint32_t gid = grid_or_apart(eff);
+      if (gid == npos) return reserve_for(apart, apart.size() + 1);
       maybe_grow(gid, 1);
       prepare_add(gid, cell_of(grids[gid], e));
     }
@@ -641,6 +673,22 @@ struct hash_grids_state : grid_types<D, T> {
 
   void validate() const;
 };
+
+// The structures whose queries run on this thread, innermost first (a list
+// of marks on the queries' stacks): a query's visitor must not change the
+// structure it visits, and hash_grids' non-const calls check this list
+// (reentrant_call). Per thread, so concurrent const queries on other threads
+// neither see nor disturb each other.
+struct query_mark {
+  const void* state;
+  const query_mark* prev;
+};
+inline thread_local const query_mark* query_marks = nullptr;
+inline bool queried_on_this_thread(const void* state) {
+  for (const query_mark* m = query_marks; m != nullptr; m = m->prev)
+    if (m->state == state) return true;
+  return false;
+}
 
 }  // namespace detail
 }  // namespace hhg

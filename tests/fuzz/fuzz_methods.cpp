@@ -1,7 +1,8 @@
 // libFuzzer target: bytes -> a sequence of operations (insert, move/resize,
 // remove, detection, bad handles) on one method in 2D or 3D, float or double,
 // with hostile values (huge and tiny sizes, coordinates near the precision
-// limit, infinities, NaN, zero-size and inverted boxes). Every operation is
+// limit, infinities, NaN, zero-size and inverted boxes), and misuse: changes
+// from inside a detection callback or a query visitor (refused). Every operation is
 // applied to the method and to brute force (the model): an operation the
 // model refuses must be refused by the method with the same error code, and
 // vice versa; after every detection the pairs must equal the model's exactly;
@@ -206,6 +207,29 @@ void run(reader& r) {
         const bool bad = hhg::check_box(q) != hhg::box_problem::none;
         const int code = code_of([&] { hs = m.overlapping(q); });
         if (bad != (code != -1)) fail("box query: bad query box accepted or good one refused");
+        if (!bad && !objects.empty() && (r.byte() & 1)) {  // misuse: a query visitor that changes the structure
+          const std::uint8_t how = r.byte();
+          const hhg::handle victim = objects[how % objects.size()].subject;
+          bool called = false;
+          const int vc = code_of([&] {
+            auto change = [&] {
+              called = true;
+              switch (how % 4) {
+                case 0: m.remove(victim); break;
+                case 1: m.insert(q); break;
+                case 2: m.clear(); break;
+                default: m.move(victim, q); break;
+              }
+            };
+            if (how & 4)
+              m.for_each_overlapping(q, [&](hhg::handle) { change(); return true; });
+            else
+              m.for_each_ray_hit({q.min, q.max, 1}, [&](hhg::handle, double) { change(); return true; });
+          });
+          if (called && vc != static_cast<int>(hhg::errc::reentrant_call))
+            fail("a change inside a query visitor was not refused");
+          check_validate(m);
+        }
         if (!bad) {
           std::size_t expected = 0;
           for (const object& o : objects)

@@ -20,6 +20,7 @@ struct tuning {
   std::size_t compact_ratio = 8;     // compacted when more than 1/8 of its objects were written out of order
   std::size_t chunk_cells = 2048;    // cells of a within-grid detection chunk
   std::size_t chunk_objects = 4096;  // finer-grid objects of an across-grid chunk
+  std::size_t apart_index_min = 8;   // this many objects kept apart or more: paired through their index (apart.hpp)
   // update
   std::size_t batch_two_pass = 4096;    // a batch move of fewer objects goes one by one, in order
   std::size_t bulk_min = 4096;          // a batch of fewer moves is never a bulk move
@@ -36,6 +37,8 @@ struct path_counters {
   std::uint64_t batch_one_by_one = 0, batch_two_pass = 0, batch_bulk = 0, bulk_inserts = 0;
   std::uint64_t rebuilds = 0, grid_growths = 0;
   std::uint64_t parallel_detections = 0;
+  std::uint64_t apart_index = 0;    // detections that paired the objects kept apart through their index
+  std::uint64_t slots_retired = 0;  // slots never reused again: their generation would have wrapped
 };
 
 }  // namespace hhg::detail
