@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <functional>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -261,7 +261,9 @@ std::vector<hhg::box<D, T>> sizes_over_260_octaves() {  // sizes 2^0 ... 2^259, 
 template <int D, class T>
 void many_levels() {
   for (int which = 0; which < 3; ++which) {
-    auto bs = which == 0 ? far_unit_boxes<D, T>() : which == 1 ? points_far_and_near<D, T>() : sizes_over_260_octaves<D, T>();
+    auto bs = which == 0   ? far_unit_boxes<D, T>()
+              : which == 1 ? points_far_and_near<D, T>()
+                           : sizes_over_260_octaves<D, T>();
     for (int order = 0; order < 2; ++order) {
       if (order == 1) std::reverse(bs.begin(), bs.end());
       const auto want = brute<D, T>(bs);
@@ -271,40 +273,40 @@ void many_levels() {
       // factor 2 (the thesis') needs more than the 250 levels on these scenes
       // (objects kept apart); the default factor 4 needs fewer
       for (const bool bulk : {false, true})
-       for (const double factor : {2.0, hhg::config{}.hierarchy_factor}) {
-        hhg::config c;
-        c.hierarchy_factor = factor;
-        hhg::hash_grids<D, T> m(c);
-        if (bulk) {
-          m.insert(std::span<const hhg::box<D, T>>(bs));
-        } else {
-          for (const auto& b : bs) m.insert(b);
+        for (const double factor : {2.0, hhg::config{}.hierarchy_factor}) {
+          hhg::config c;
+          c.hierarchy_factor = factor;
+          hhg::hash_grids<D, T> m(c);
+          if (bulk) {
+            m.insert(std::span<const hhg::box<D, T>>(bs));
+          } else {
+            for (const auto& b : bs) m.insert(b);
+          }
+          m.validate();
+          std::vector<hhg::handle_pair> ps;
+          m.find_pairs(ps);
+          // (handles: insertion numbers, nothing removed)
+          EXPECT_EQ(canonical(ps), want) << "scene " << which << ", order " << order << ", bulk " << bulk;
+          // move every object to the next one's box and back: still exact
+          std::vector<handle> hs;
+          for (std::uint32_t i = 0; i < bs.size(); ++i) hs.push_back({i, 1});
+          std::vector<hhg::box<D, T>> shifted(bs.begin() + 1, bs.end());
+          shifted.push_back(bs.front());
+          m.move(std::span<const handle>(hs), std::span<const hhg::box<D, T>>(shifted));
+          m.validate();
+          m.find_pairs(ps);
+          index_pairs back;
+          const std::uint32_t n = static_cast<std::uint32_t>(bs.size());
+          for (const auto& [a, b] : canonical(ps)) {  // object i holds box i + 1
+            const std::uint32_t x = (a + 1) % n, y = (b + 1) % n;
+            back.emplace_back(std::min(x, y), std::max(x, y));
+          }
+          std::sort(back.begin(), back.end());
+          EXPECT_EQ(back, want) << "after moves, scene " << which;
+          if (factor == 2.0 && (which == 1 || std::is_same_v<T, double>)) {
+            EXPECT_GT(m.stats().unbounded_objects, 0u) << "no object was kept apart";
+          }
         }
-        m.validate();
-        std::vector<hhg::handle_pair> ps;
-        m.find_pairs(ps);
-        // (handles: insertion numbers, nothing removed)
-        EXPECT_EQ(canonical(ps), want) << "scene " << which << ", order " << order << ", bulk " << bulk;
-        // move every object to the next one's box and back: still exact
-        std::vector<handle> hs;
-        for (std::uint32_t i = 0; i < bs.size(); ++i) hs.push_back({i, 1});
-        std::vector<hhg::box<D, T>> shifted(bs.begin() + 1, bs.end());
-        shifted.push_back(bs.front());
-        m.move(std::span<const handle>(hs), std::span<const hhg::box<D, T>>(shifted));
-        m.validate();
-        m.find_pairs(ps);
-        index_pairs back;
-        const std::uint32_t n = static_cast<std::uint32_t>(bs.size());
-        for (const auto& [a, b] : canonical(ps)) {  // object i holds box i + 1
-          const std::uint32_t x = (a + 1) % n, y = (b + 1) % n;
-          back.emplace_back(std::min(x, y), std::max(x, y));
-        }
-        std::sort(back.begin(), back.end());
-        EXPECT_EQ(back, want) << "after moves, scene " << which;
-        if (factor == 2.0 && (which == 1 || std::is_same_v<T, double>)) {
-          EXPECT_GT(m.stats().unbounded_objects, 0u) << "no object was kept apart";
-        }
-      }
     }
   }
 }
@@ -336,8 +338,9 @@ class apart_cli : public hhg_cli_test::cli_fixture {
   void same_as_sap(const std::vector<B>& bs, const std::string& name) {
     std::ostringstream s;
     s.precision(17);
-    for (const auto& b : bs) s << b.min[0] << ' ' << b.min[1] << ' ' << b.min[2] << ' ' << b.max[0] << ' '
-                               << b.max[1] << ' ' << b.max[2] << '\n';
+    for (const auto& b : bs)
+      s << b.min[0] << ' ' << b.min[1] << ' ' << b.min[2] << ' ' << b.max[0] << ' ' << b.max[1] << ' ' << b.max[2]
+        << '\n';
     const auto in = write(name, s.str());
     const auto def = run_tool("pairs", in), sap = run_tool("pairs --method sap", in);
     EXPECT_EQ(def.status, 0) << def.err;
@@ -441,15 +444,39 @@ TEST(Visitors, ChangesFromAQueryVisitorAreRefused) {
         visits = 0;
         return code_of(query);
       };
-      const int overl = refused([&] { m.for_each_overlapping(probe, [&](handle) { ++visits; change(m); return true; }); });
+      const int overl = refused([&] {
+        m.for_each_overlapping(probe, [&](handle) {
+          ++visits;
+          change(m);
+          return true;
+        });
+      });
       EXPECT_EQ(overl, static_cast<int>(errc::reentrant_call)) << "change " << c;
       EXPECT_EQ(visits, 1);
-      EXPECT_EQ(refused([&] { m.for_each_containing({0.5, 0.5, 0.5}, [&](handle) { ++visits; change(m); return true; }); }),
+      EXPECT_EQ(refused([&] {
+                  m.for_each_containing({0.5, 0.5, 0.5}, [&](handle) {
+                    ++visits;
+                    change(m);
+                    return true;
+                  });
+                }),
                 static_cast<int>(errc::reentrant_call));
-      EXPECT_EQ(refused([&] { m.for_each_in_sphere({1, 1, 0.5}, 1, [&](handle) { ++visits; change(m); return true; }); }),
+      EXPECT_EQ(refused([&] {
+                  m.for_each_in_sphere({1, 1, 0.5}, 1, [&](handle) {
+                    ++visits;
+                    change(m);
+                    return true;
+                  });
+                }),
                 static_cast<int>(errc::reentrant_call));
       const hhg::ray<3, double> r{{-5, 0.5, 0.5}, {1, 0, 0}, kInf};
-      EXPECT_EQ(refused([&] { m.for_each_ray_hit(r, [&](handle, double) { ++visits; change(m); return true; }); }),
+      EXPECT_EQ(refused([&] {
+                  m.for_each_ray_hit(r, [&](handle, double) {
+                    ++visits;
+                    change(m);
+                    return true;
+                  });
+                }),
                 static_cast<int>(errc::reentrant_call));
       EXPECT_EQ(refused([&] {
                   m.closest_ray_hit(r, [&](handle, double t) {
@@ -525,13 +552,29 @@ TEST(Visitors, MovedFromQueriesThrow) {
   M n(std::move(m));
   const auto moved = static_cast<int>(errc::moved_from);
   EXPECT_EQ(code_of([&] { (void)m.overlapping(M::box_type{{0, 0}, {1, 1}}); }), moved);
-  EXPECT_EQ(code_of([&] { std::vector<handle> o; m.containing({0.5, 0.5}, o); }), moved);
-  EXPECT_EQ(code_of([&] { std::vector<handle> o; m.in_sphere({0.5, 0.5}, 1, o); }), moved);
-  EXPECT_EQ(code_of([&] { std::vector<hhg::ray_hit> o; m.ray_hits({{0, 0}, {1, 0}, 5}, o); }), moved);
+  EXPECT_EQ(code_of([&] {
+              std::vector<handle> o;
+              m.containing({0.5, 0.5}, o);
+            }),
+            moved);
+  EXPECT_EQ(code_of([&] {
+              std::vector<handle> o;
+              m.in_sphere({0.5, 0.5}, 1, o);
+            }),
+            moved);
+  EXPECT_EQ(code_of([&] {
+              std::vector<hhg::ray_hit> o;
+              m.ray_hits({{0, 0}, {1, 0}, 5}, o);
+            }),
+            moved);
   EXPECT_EQ(code_of([&] { (void)m.first_ray_hit({{0, 0}, {1, 0}, 5}); }), moved);
   EXPECT_EQ(code_of([&] { (void)m.any_ray_hit({{0, 0}, {1, 0}, 5}); }), moved);
   EXPECT_EQ(code_of([&] { (void)m.closest_ray_hit({{0, 0}, {1, 0}, 5}, [](handle, double t) { return t; }); }), moved);
-  EXPECT_EQ(code_of([&] { std::vector<handle> o; m.nearest({0, 0}, 1, o); }), moved);
+  EXPECT_EQ(code_of([&] {
+              std::vector<handle> o;
+              m.nearest({0, 0}, 1, o);
+            }),
+            moved);
   EXPECT_EQ(n.overlapping(M::box_type{{0, 0}, {1, 1}}).size(), 1u);
 }
 

@@ -33,11 +33,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "../../apps/hhg/input.hpp"
-#include "../../apps/hhg/parse.hpp"
 #include "../../apps/hhg/commands.hpp"
+#include "../../apps/hhg/input.hpp"
 #include "../../apps/hhg/methods.hpp"
 #include "../../apps/hhg/options.hpp"
+#include "../../apps/hhg/parse.hpp"
 #include "../../apps/hhg/peak_memory.hpp"
 #include "hhg/scenes.hpp"
 #include "peers.hpp"

@@ -19,8 +19,10 @@ struct grid_statistics {
 };
 
 struct statistics {
-  std::size_t objects = 0;             ///< all objects
-  std::size_t unbounded_objects = 0;   ///< objects kept apart: an infinite coordinate, too large for any level, or past the last free level (hash grid)
+  std::size_t objects = 0;  ///< all objects
+  /// objects kept apart (hash grid): an infinite coordinate, too large for
+  /// any level, or past the last free level
+  std::size_t unbounded_objects = 0;
   std::size_t list_objects = 0;        ///< bounded objects in the all-pairs list (grids inactive)
   bool grids_active = false;           ///< the activation threshold was exceeded
   std::vector<grid_statistics> grids;  ///< ascending cell size

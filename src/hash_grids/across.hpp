@@ -26,7 +26,7 @@ struct across_walk : grid_types<D, T> {
   using W = detect_worker<D, T>;
 
   struct pair_job {
-    std::uint32_t fine = 0, coarse = 0;  // grid ids
+    std::uint32_t fine = 0, coarse = 0;    // grid ids
     std::vector<std::uint64_t> keys, tmp;  // (cell in the coarser grid, entry of the finer one); tmp: sort scratch
     std::vector<std::uint8_t> beyond;      // by pool position in the finer grid: the reach into the coarser grid
     std::size_t bytes() const { return capacity_bytes(keys) + capacity_bytes(tmp) + capacity_bytes(beyond); }

@@ -222,9 +222,15 @@ void run(reader& r) {
               }
             };
             if (how & 4)
-              m.for_each_overlapping(q, [&](hhg::handle) { change(); return true; });
+              m.for_each_overlapping(q, [&](hhg::handle) {
+                change();
+                return true;
+              });
             else
-              m.for_each_ray_hit({q.min, q.max, 1}, [&](hhg::handle, double) { change(); return true; });
+              m.for_each_ray_hit({q.min, q.max, 1}, [&](hhg::handle, double) {
+                change();
+                return true;
+              });
           });
           if (called && vc != static_cast<int>(hhg::errc::reentrant_call))
             fail("a change inside a query visitor was not refused");
