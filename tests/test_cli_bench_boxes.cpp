@@ -82,7 +82,8 @@ TEST_F(cli_bench_boxes, OneShotPairsAgreeAcrossEveryMethodAndWithBruteForce) {
   const fs::path json = dir_ / "out2.json";
   cli_result r = run("bench --boxes " + quote(file2) + " --methods hhg,grid,brute --json " + quote(json));
   ASSERT_EQ(r.status, 0) << r.err << r.out;
-  for (const auto& row : json_of(json)[0]["results"])
+  const auto runs = json_of(json);  // (kept: a range-for over a temporary's element would dangle)
+  for (const auto& row : runs[0]["results"])
     EXPECT_EQ(row["pairs"].get<double>(), static_cast<double>(want2)) << row["method"];
 }
 
