@@ -48,6 +48,15 @@ std::string own_directory() {
   return slash == std::string::npos ? std::string() : path.substr(0, slash);
 }
 
+// The exit status 2 of a refusal. Only rank 0 prints why; the other ranks
+// wait a moment first, so that the launcher, which ends the whole job when
+// any rank fails, does not stop rank 0 before its message is out (seen under
+// AddressSanitizer: no message at all).
+int refused(long rank) {
+  if (rank != 0) ::usleep(500000);
+  return 2;
+}
+
 }  // namespace
 
 /// Returns -1 to run serially, else the exit status (on a successful exec it
@@ -76,7 +85,7 @@ int mpi_handoff(int argc, char** argv) {
                    "hhg: 'hhg %s' does not run distributed (started by mpiexec with %s): run it without mpiexec "
                    "or with -n 1; 'pairs' and 'run' run distributed through hhg_mpi\n",
                    command.c_str(), ranks.c_str());
-    return 2;
+    return refused(rank);
   }
   std::string target;
   if (const char* explicit_path = std::getenv("HHG_MPI"); explicit_path != nullptr && *explicit_path != '\0')
@@ -89,7 +98,7 @@ int mpi_handoff(int argc, char** argv) {
     args[0] = target.data();
     ::execv(target.c_str(), args.data());
     if (rank == 0) std::fprintf(stderr, "hhg: cannot start %s: %s\n", target.c_str(), std::strerror(errno));
-    return 2;
+    return refused(rank);
   }
   if (maybe) return -1;  // rank 0 of an unknown number of ranks, no hhg_mpi: serial
   if (rank == 0)
@@ -98,7 +107,7 @@ int mpi_handoff(int argc, char** argv) {
                  "which was not found (%s; set HHG_MPI to its path): build hhg with MPI, or run hhg without "
                  "mpiexec\n",
                  ranks.c_str(), command.c_str(), target.empty() ? "hhg's directory is unknown" : target.c_str());
-  return 2;
+  return refused(rank);
 }
 
 }  // namespace hhg::cli
