@@ -176,8 +176,10 @@ void uniform_grid<D, T>::detect(Emit&& emit) {
       tests += to - from;
       for (std::uint32_t q = from; q < to; ++q) {
         const box<D, T>& o = bx[q];
-        bool hit = (o.min[0] <= a.max[0]) & (o.max[0] >= a.min[0]) & (o.min[1] <= a.max[1]) & (o.max[1] >= a.min[1]);
-        if constexpr (D == 3) hit = hit & (o.min[2] <= a.max[2]) & (o.max[2] >= a.min[2]);
+        // (int, not bool: one branch-free test of every axis)
+        int hit = int{o.min[0] <= a.max[0]} & int{o.max[0] >= a.min[0]} & int{o.min[1] <= a.max[1]} &
+                  int{o.max[1] >= a.min[1]};
+        if constexpr (D == 3) hit &= int{o.min[2] <= a.max[2]} & int{o.max[2] >= a.min[2]};
         if (hit) emit(id[p], id[q]);
       }
     };
