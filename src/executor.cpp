@@ -102,7 +102,7 @@ void thread_pool::parallel_for(std::size_t count, std::size_t min_range, range_f
     return;
   }
   std::lock_guard<std::mutex> call(call_lock_);
-  job j(count, std::max(min_range, (count + 4 * threads_ - 1) / (4 * threads_)), fn);
+  job j(count, std::max(min_range, (count + 64 * threads_ - 1) / (64 * threads_)), fn);
   {
     std::lock_guard<std::mutex> g(lock_);
     job_ = &j;

@@ -51,8 +51,9 @@ class serial_executor final : public executor {
 /// A small pool of std::threads: the calling thread is worker 0 and
 /// `threads - 1` pool threads are workers 1, 2, .... With one thread no thread
 /// is started. Ranges are handed out from a shared counter in pieces of about
-/// count / (4 * threads) items (at least min_range), so a slow core takes
-/// fewer. Calls from different threads are run one after the other.
+/// count / (64 * threads) items (at least min_range), so a slow core takes
+/// fewer and no worker waits long for the last piece. Calls from different
+/// threads are run one after the other.
 class thread_pool final : public executor {
  public:
   /// `threads` = 0 means every core (std::thread::hardware_concurrency()).

@@ -61,11 +61,12 @@ struct detection_scratch {
   std::vector<chunk> chunks;
   std::vector<W> workers;
   std::vector<std::vector<handle_pair>> bufs;  // per chunk, with more than one worker
-  std::vector<std::size_t> offsets;
+  std::vector<std::uint8_t> done;              // per chunk, with more than one worker: its buffer is full
+  std::vector<std::pair<std::uint32_t, std::size_t>> row_parts;  // (grid job, part) of the rows being indexed
 
   std::size_t bytes() const {
     std::size_t b = sizeof(*this) + capacity_bytes(gjobs) + capacity_bytes(pjobs) + capacity_bytes(chunks) +
-                    capacity_bytes(workers) + capacity_bytes(bufs) + capacity_bytes(offsets);
+                    capacity_bytes(workers) + capacity_bytes(bufs) + capacity_bytes(done) + capacity_bytes(row_parts);
     for (const auto& j : gjobs) b += j.bytes();
     for (const auto& j : pjobs) b += j.bytes();
     for (const auto& w : workers) b += w.bytes();
@@ -104,6 +105,21 @@ struct detection_scratch {
         AW::prepare(s.grids[pj.fine], s.grids[pj.coarse], pj);
       }
     });
+    // the ordered grids' rows, in parts of every grid in one run, then placed
+    // and copied in another (walks.hpp)
+    const std::size_t part = 8 * std::max<std::size_t>(tu.chunk_cells, 1);
+    row_parts.clear();
+    for (std::uint32_t j = 0; j < gjobs.size(); ++j)
+      if (gjobs[j].ordered)
+        for (std::size_t p = 0, np = GW::start_rows(gjobs[j], part); p < np; ++p) row_parts.push_back({j, p});
+    s.run_chunks(row_parts.size(), [&](std::size_t t) {
+      auto& gj = gjobs[row_parts[t].first];
+      GW::index_part(s.grids[gj.id], gj, row_parts[t].second, part);
+    });
+    for (auto& gj : gjobs)
+      if (gj.ordered) GW::size_rows(gj);
+    s.run_chunks(row_parts.size(),
+                 [&](std::size_t t) { GW::copy_part(gjobs[row_parts[t].first], row_parts[t].second); });
     // the chunks, in the order of the pairs
     chunks.clear();
     if (!s.list.empty() || !s.apart.empty()) chunks.push_back({kind::loose, 0, 0, 0});
@@ -176,7 +192,6 @@ struct detection_scratch {
         j.cv = {j.cv.occ, j.kept.data(), j.kept.size()};
       }
     }
-    if (j.ordered) GW::index_rows(g, j);
   }
 
   template <class Sink>
@@ -244,6 +259,7 @@ struct detection_scratch {
   apart_index<D, T> apart_ix;  // loose's index of the objects kept apart (scratch)
 
   struct buffer_sink {
+    static constexpr bool in_flight = true;
     std::vector<handle_pair>& v;
     void operator()(handle a, handle b) { v.push_back({a, b}); }
     void append(const handle_pair* p, std::size_t k) { v.insert(v.end(), p, p + k); }
@@ -251,29 +267,51 @@ struct detection_scratch {
 
   std::size_t worker_count(const S& s) const { return s.exec != nullptr ? std::max(1u, s.exec->workers()) : 1; }
 
-  // Runs every chunk: in order into `sink` with one worker; else into the
-  // chunk buffers (joined by the caller). Returns true when buffered.
+  // Runs every chunk, its pairs into `sink` in chunk order. With one worker
+  // in order, straight into the sink. With more, the chunks are handed out
+  // in order; each fills its own buffer, except that worker 0 writes a
+  // chunk straight into the sink when every chunk before it is in already.
+  // Worker 0 also appends the buffers of finished chunks, in order, between
+  // its own chunks (it alone writes to the sink), so that joining overlaps
+  // the other workers' walks; what is left is appended at the end. (A sink
+  // that calls the user, for_each_pair, gets everything at the end, on the
+  // calling thread.)
   template <class Sink>
-  bool run(S& s, Sink& sink) {
+  void run(S& s, Sink& sink) {
     s.box_tests = s.cells_visited = 0;
     prepare(s);
     const std::size_t nw = worker_count(s);
+    const std::size_t nc = chunks.size();
     workers.resize(nw);
     for (W& w : workers) w.reset_counters();
-    bool buffered = false;
-    if (nw == 1 || chunks.size() < 2) {
-      for (std::size_t c = 0; c < chunks.size(); ++c) run_chunk(s, c, workers[0], sink);
+    if (nw == 1 || nc < 2) {
+      for (std::size_t c = 0; c < nc; ++c) run_chunk(s, c, workers[0], sink);
     } else {
-      buffered = true;
       ++s.paths.parallel_detections;
-      if (bufs.size() < chunks.size()) bufs.resize(chunks.size());
-      for (std::size_t c = 0; c < chunks.size(); ++c) bufs[c].clear();
-      s.exec->parallel_for(chunks.size(), 1, [&](std::size_t b, std::size_t e, unsigned wk) {
+      if (bufs.size() < nc) bufs.resize(nc);
+      for (std::size_t c = 0; c < nc; ++c) bufs[c].clear();
+      done.assign(nc, 0);
+      std::size_t joined = 0;  // chunks in the sink (worker 0 only)
+      const auto join = [&] {
+        while (joined < nc && std::atomic_ref<std::uint8_t>(done[joined]).load(std::memory_order_acquire)) {
+          sink.append(bufs[joined].data(), bufs[joined].size());
+          ++joined;
+        }
+      };
+      s.exec->parallel_for(nc, 1, [&](std::size_t b, std::size_t e, unsigned wk) {
         for (std::size_t c = b; c < e; ++c) {
-          buffer_sink bs{bufs[c]};
-          run_chunk(s, c, workers[wk], bs);
+          if (Sink::in_flight && wk == 0 && c == joined) {
+            run_chunk(s, c, workers[0], sink);
+            ++joined;
+          } else {
+            buffer_sink bs{bufs[c]};
+            run_chunk(s, c, workers[wk], bs);
+            std::atomic_ref<std::uint8_t>(done[c]).store(1, std::memory_order_release);
+          }
+          if (Sink::in_flight && wk == 0) join();
         }
       });
+      for (; joined < nc; ++joined) sink.append(bufs[joined].data(), bufs[joined].size());
     }
     for (const W& w : workers) {
       s.box_tests += w.box_tests;
@@ -281,36 +319,33 @@ struct detection_scratch {
       s.paths.cells_flat += w.cells_flat;
       s.paths.cells_crowded += w.cells_crowded;
     }
-    return buffered;
   }
 
   // find_pairs: clears `out` and appends every pair.
   void detect(S& s, std::vector<handle_pair>& out) {
     out.clear();
     buffer_sink sink{out};
-    if (run(s, sink)) {
-      offsets.assign(chunks.size() + 1, 0);
-      for (std::size_t c = 0; c < chunks.size(); ++c) offsets[c + 1] = offsets[c] + bufs[c].size();
-      out.resize(offsets.back());
-      s.run_chunks(chunks.size(), [&](std::size_t c) {
-        if (!bufs[c].empty())
-          std::memcpy(out.data() + offsets[c], bufs[c].data(), bufs[c].size() * sizeof(handle_pair));
-      });
-    }
+    run(s, sink);
     s.pairs = out.size();
   }
 
   // for_each_pair: every pair to f, on the calling thread, in the same order.
-  void detect(S& s, pair_callback f) {
+  struct callback_sink {
+    static constexpr bool in_flight = false;
+    pair_callback& f;
     std::uint64_t n = 0;
-    auto sink = [&f, &n](handle a, handle b) {
+    void operator()(handle a, handle b) {
       ++n;
       f(a, b);
-    };
-    if (run(s, sink))
-      for (std::size_t c = 0; c < chunks.size(); ++c)
-        for (const handle_pair& p : bufs[c]) sink(p.a, p.b);
-    s.pairs = n;
+    }
+    void append(const handle_pair* p, std::size_t k) {
+      for (std::size_t i = 0; i < k; ++i) (*this)(p[i].a, p[i].b);
+    }
+  };
+  void detect(S& s, pair_callback f) {
+    callback_sink sink{f};
+    run(s, sink);
+    s.pairs = sink.n;
   }
 };
 

@@ -342,7 +342,7 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
     });
   struct plan {  // one grid's new storage and the cuts of its key list
     std::size_t pool_size = 0, cells = 0, bricks = 0;
-    bool reuse = false;
+    bool reuse = false, own_cells = false, own_bricks = false;
     struct cut {
       std::size_t key, w, cell, brick;  // where a chunk of pass 3 starts
     };
@@ -355,27 +355,42 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
     auto& keys = bulk_keys[id];
     parallel_radix_sort(keys, bulk_tmp, code_bits(g), [](const bulk_key& k) { return k.code; });
     plan& pl = plans[id];
-    std::size_t total = 0, cells = 0, nbricks = 0, next_cut = 0;
-    std::vector<std::uint32_t>& fill = layouts[id].fill;
-    fill.clear();
-    for (std::size_t k = 0; k < keys.size();) {
-      if (k >= next_cut) {  // a chunk of pass 3 starts at the first cell at or after next_cut
-        pl.cuts.push_back({k, total, cells, nbricks});
-        next_cut = k + chunk;
+    // Pass 3's chunks start at the first brick at or after every multiple
+    // of `chunk` keys, so that a chunk owns its bricks whole (their cells,
+    // brick records and fill counts). Each chunk sizes its part here, in
+    // parallel; the cuts are their running sums.
+    const std::size_t m = keys.size();
+    const std::size_t nr = std::max<std::size_t>((m + chunk - 1) / chunk, 1);
+    const auto brick_start = [&](std::size_t k) {
+      if (k == 0) return k;
+      while (k < m && (keys[k].code >> kLocalBits) == (keys[k - 1].code >> kLocalBits)) ++k;
+      return k;
+    };
+    pl.cuts.resize(nr + 1);
+    run_chunks(nr, [&](std::size_t r) {
+      const std::size_t k0 = brick_start(std::min(m, r * chunk)), k1 = brick_start(std::min(m, (r + 1) * chunk));
+      std::size_t total = 0, cells = 0, nbricks = 0;
+      for (std::size_t k = k0; k < k1;) {
+        const std::uint32_t code = keys[k].code;
+        std::size_t e = k + 1;
+        while (e < k1 && keys[e].code == code) ++e;
+        total += class_capacity(std::max(base_class, class_for(static_cast<std::uint32_t>(e - k))));
+        nbricks += k == k0 || (code >> kLocalBits) != (keys[k - 1].code >> kLocalBits);
+        ++cells;
+        k = e;
       }
-      const std::uint32_t code = keys[k].code;
-      std::size_t e = k + 1;
-      while (e < keys.size() && keys[e].code == code) ++e;
-      total += class_capacity(std::max(base_class, class_for(static_cast<std::uint32_t>(e - k))));
-      if (k == 0 || (code >> kLocalBits) != (keys[k - 1].code >> kLocalBits)) {
-        ++nbricks;
-        fill.push_back(0);
-      }
-      ++fill.back();
-      ++cells;
-      k = e;
+      pl.cuts[r] = {k0, total, cells, nbricks};
+    });
+    std::size_t total = 0, cells = 0, nbricks = 0;
+    for (std::size_t r = 0; r < nr; ++r) {  // sizes -> starts
+      const typename plan::cut size = pl.cuts[r];
+      pl.cuts[r] = {size.key, total, cells, nbricks};
+      total += size.w;
+      cells += size.cell;
+      nbricks += size.brick;
     }
-    pl.cuts.push_back({keys.size(), total, cells, nbricks});
+    pl.cuts[nr] = {m, total, cells, nbricks};
+    layouts[id].fill.assign(nbricks, 0);
     if (total > npos) return false;
     pl.pool_size = total;
     pl.cells = cells;
@@ -385,10 +400,16 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
     // than needed (the growth of crowded cells may have left one twice the size).
     pl.reuse = moved[id] == g.objects && g.pool.capacity() >= total && g.pool.capacity() <= total + total / 8;
     layout& l = layouts[id];
-    l.occupied.reserve(std::max(cells, g.occupied.capacity() / 2));
-    l.occupied.resize(cells);
     if (!pl.reuse) l.pool.reserve(total + total / 16);
-    l.bricks.assign((nbricks + 1) * kBrickCells, 0);
+    // The occupied list and the bricks are rewritten in place too (swapped
+    // into the layout in pass 3), unless far larger than needed: fresh ones
+    // every batch cost page faults and zeroing (varied, 10^6 objects: 9 600
+    // page faults a step, most of them here).
+    const std::size_t words = (nbricks + 1) * kBrickCells;
+    pl.own_cells = g.occupied.capacity() >= cells && g.occupied.capacity() <= 2 * cells + 1024;
+    if (!pl.own_cells) l.occupied.reserve(cells + cells / 16);
+    pl.own_bricks = g.bricks.capacity() >= words && g.bricks.capacity() <= 2 * words + 1024;
+    if (!pl.own_bricks) l.bricks.reserve(words + words / 16);
   }
 
   // ---- pass 3: write the new storage (nothing below allocates) ----
@@ -399,8 +420,15 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
     layout& l = layouts[id];
     const plan& pl = plans[id];
     if (pl.reuse) l.pool.swap(g.pool);
+    if (pl.own_cells) l.occupied.swap(g.occupied);
+    if (pl.own_bricks) l.bricks.swap(g.bricks);
+    // within the capacities reserved in pass 2; written below (the bricks
+    // zeroed by their chunks, the empty brick here)
     l.pool.clear();
-    l.pool.resize(pl.pool_size);  // within the capacity reserved in pass 2; written below
+    l.pool.resize(pl.pool_size);
+    l.occupied.resize(pl.cells);
+    l.bricks.resize((pl.bricks + 1) * kBrickCells);
+    std::fill_n(l.bricks.begin(), kBrickCells, 0u);
     std::fill(g.dir.begin(), g.dir.end(), 0u);
     const auto& keys = bulk_keys[id];
     const std::size_t m = keys.size();
@@ -411,6 +439,8 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
       const std::size_t kend = pl.cuts[c + 1].key;
       auto w = static_cast<std::uint32_t>(pl.cuts[c].w);
       std::size_t oi = pl.cuts[c].cell, brick = pl.cuts[c].brick;
+      std::fill(l.bricks.begin() + static_cast<std::ptrdiff_t>((brick + 1) * kBrickCells),
+                l.bricks.begin() + static_cast<std::ptrdiff_t>((pl.cuts[c + 1].brick + 1) * kBrickCells), 0u);
       while (k < kend) {
         const std::uint32_t code = keys[k].code;
         std::size_t e = k + 1;
@@ -420,6 +450,7 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
         const std::uint32_t block = w;
         if (k == 0 || (code >> kLocalBits) != (keys[k - 1].code >> kLocalBits))
           g.dir[code >> kLocalBits] = static_cast<std::uint32_t>(++brick);
+        ++l.fill[brick - 1];
         for (; k < e; ++k, ++w) {
           // the handles, boxes and slots are scattered: fetched 16-32 objects ahead
           if (!in_slot_order && k + 32 < m && keys[k + 32].src < n) __builtin_prefetch(&hs[keys[k + 32].src]);

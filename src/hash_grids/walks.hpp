@@ -33,8 +33,10 @@ struct grid_walks : grid_types<D, T> {
   using W = detect_worker<D, T>;
   static constexpr std::uint32_t kFlat = 4;  // the largest flat cell (test_cell is unrolled up to it)
 
-  // block of its first cell to the block of the next cell in code order
-  // (the gaps hold sentinels). Each occupied row gets, over the x between
+  // The ordered walk. In a grid laid out in code order, the objects of a run
+  // of consecutive cells lie in one stretch of the pool, from the block of
+  // its first cell to the block of the next cell in code order (the gaps
+  // hold sentinels). Each occupied row gets, over the x between
   // its first and last cell, the pool position of its first cell at x or
   // beyond (row_pos): a window is two reads, no search, no branch. A row
   // whose cells are far apart (more than 4 x between them on average) is
@@ -55,32 +57,54 @@ struct grid_walks : grid_types<D, T> {
     std::uint32_t id = 0;
     bool ordered = false;  // the ordered walk (and displaced cells apart), else the unordered one
     cell_view cv{};        // the cells of the ordered or unordered walk, in code order
-    std::vector<std::uint32_t> order, order_tmp;  // cv's order when the occupied list is not sorted
-    std::vector<std::uint32_t> kept;              // ordered grids with displaced cells: the others, in code order
-    std::vector<std::uint32_t> displaced;         // the displaced cells (occupied indices)
-    std::vector<row_info> rows;                   // ordered walk: the occupied rows
-    std::vector<std::uint32_t> row_pos;           // ordered walk: per row and x, a pool position
+    std::vector<std::uint32_t> order, order_tmp;   // cv's order when the occupied list is not sorted
+    std::vector<std::uint32_t> kept;               // ordered grids with displaced cells: the others, in code order
+    std::vector<std::uint32_t> displaced;          // the displaced cells (occupied indices)
+    std::vector<row_info> rows;                    // ordered walk: the occupied rows
+    std::vector<std::uint32_t> row_pos;            // ordered walk: per row and x, a pool position
+    std::vector<std::vector<row_info>> part_rows;  // rows and row_pos built in parts (index_part)
+    std::vector<std::vector<std::uint32_t>> part_pos;
+    std::vector<std::pair<std::size_t, std::size_t>> part_at;  // where each part goes in rows, row_pos
     std::size_t bytes() const {
-      return capacity_bytes(order) + capacity_bytes(order_tmp) + capacity_bytes(kept) + capacity_bytes(displaced) +
-             capacity_bytes(rows) + capacity_bytes(row_pos);
+      std::size_t b = capacity_bytes(order) + capacity_bytes(order_tmp) + capacity_bytes(kept) +
+                      capacity_bytes(displaced) + capacity_bytes(rows) + capacity_bytes(row_pos) +
+                      capacity_bytes(part_rows) + capacity_bytes(part_pos) + capacity_bytes(part_at);
+      for (const auto& v : part_rows) b += capacity_bytes(v);
+      for (const auto& v : part_pos) b += capacity_bytes(v);
+      return b;
     }
   };
 
-  // The rows of an ordered grid's walk, and row_pos; rows[0] is an empty row.
-  static void index_rows(const grid& g, grid_job& job) {
+  // The rows of an ordered grid's walk, and row_pos; rows[0] is an empty
+  // row. Built in parts of about `part` cells, each starting at a row's
+  // first cell, so that the parts run on the executor (detection.hpp):
+  // start_rows sizes the part buffers, index_part lists part p's rows and
+  // positions into its own buffers, size_rows places the parts (running
+  // sums), copy_part copies part p to its place.
+  static std::size_t row_start(const cell_view& cv, std::size_t k, std::uint32_t mx) {
+    if (k == 0) return 0;
+    while (k < cv.size && (cv.code(k) & ~mx) == (cv.code(k - 1) & ~mx)) ++k;
+    return std::min(k, cv.size);
+  }
+  static std::size_t start_rows(grid_job& job, std::size_t part) {
+    const std::size_t parts = std::max<std::size_t>((job.cv.size + part - 1) / part, 1);
+    job.part_rows.resize(parts);
+    job.part_pos.resize(parts);
+    return parts;
+  }
+  static void index_part(const grid& g, grid_job& job, std::size_t p, std::size_t part) {
     const cell_view& cv = job.cv;
     const std::size_t cells = cv.size;
     const std::uint32_t mx = g.mask[0];
     const std::uint32_t pool_end = g.ordered_end;
     auto start_of = [&](std::size_t c) { return c < cells ? cv.at(c).block : pool_end; };
-    std::vector<row_info>& rows = job.rows;
-    std::vector<std::uint32_t>& row_pos = job.row_pos;
+    std::vector<row_info>& rows = job.part_rows[p];
+    std::vector<std::uint32_t>& row_pos = job.part_pos[p];
     rows.clear();
     row_pos.clear();
-    rows.push_back({npos, 0, 0, 0, 0, 0});
-    row_pos.push_back(0);
-    row_pos.push_back(0);
-    for (std::size_t k = 0; k < cells;) {
+    const std::size_t k0 = row_start(cv, std::min(cells, p * part), mx);
+    const std::size_t k1 = row_start(cv, std::min(cells, (p + 1) * part), mx);
+    for (std::size_t k = k0; k < k1;) {
       const std::uint32_t row = cv.code(k) & ~mx;
       std::size_t e = k + 1;
       while (e < cells && (cv.code(e) & ~mx) == row) ++e;
@@ -88,7 +112,7 @@ struct grid_walks : grid_types<D, T> {
           row, static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(e), cv.code(k) & mx, cv.code(e - 1) & mx,
           npos};
       if (r.xmax - r.xmin <= 4 * (e - k) + 16) {
-        r.pos = static_cast<std::uint32_t>(row_pos.size());
+        r.pos = static_cast<std::uint32_t>(row_pos.size());  // (within the part: moved by copy_part)
         std::size_t c = k;
         for (std::uint32_t x = r.xmin; x <= r.xmax + 1; ++x) {
           while (c < e && (cv.code(c) & mx) < x) ++c;
@@ -98,6 +122,30 @@ struct grid_walks : grid_types<D, T> {
       rows.push_back(r);
       k = e;
     }
+  }
+  static void size_rows(grid_job& job) {
+    const std::size_t parts = job.part_rows.size();
+    job.part_at.resize(parts);
+    std::size_t nrows = 1, npos_ = 2;  // the empty row and its two positions first
+    for (std::size_t p = 0; p < parts; ++p) {
+      job.part_at[p] = {nrows, npos_};
+      nrows += job.part_rows[p].size();
+      npos_ += job.part_pos[p].size();
+    }
+    job.rows.resize(nrows);
+    job.row_pos.resize(npos_);
+    job.rows[0] = {npos, 0, 0, 0, 0, 0};
+    job.row_pos[0] = job.row_pos[1] = 0;
+  }
+  static void copy_part(grid_job& job, std::size_t p) {
+    const auto [r0, q0] = job.part_at[p];
+    const auto shift = static_cast<std::uint32_t>(q0);
+    row_info* to = job.rows.data() + r0;
+    for (row_info r : job.part_rows[p]) {
+      if (r.pos != npos) r.pos += shift;
+      *to++ = r;
+    }
+    std::copy(job.part_pos[p].begin(), job.part_pos[p].end(), job.row_pos.begin() + static_cast<std::ptrdiff_t>(q0));
   }
 
   template <class Sink>
