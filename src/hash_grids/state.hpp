@@ -80,7 +80,7 @@ struct hash_grids_state : grid_types<D, T> {
   std::uint64_t box_tests = 0, cells_visited = 0, pairs = 0;  // of the last detection
 
   // Scratch of the batch moves (not copied with the structure; given back
-  // after each batch: memory is budgeted per object).
+  // after each batch, except the bulk move's keys: see hash_grids::move).
   struct deferred_move {
     std::uint32_t index;
     std::uint32_t key;
