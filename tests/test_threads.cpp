@@ -346,3 +346,56 @@ TEST(MisuseThreads, ChangingTheStructureInsideForEachPairThrows) {
 }
 
 }  // namespace
+
+// The bulk move's two ways of finding a handle given twice: a batch in slot
+// order (handle i at position i, as inserted) cannot hold one and sets its
+// bits at once; any other order marks each handle, atomically on several
+// workers. Both against brute force, with objects the batch leaves in place
+// (the bits tell them apart), on one and two workers; a shuffled batch with
+// a handle twice goes one by one (the last box wins).
+TEST(PathsThreads, BulkMoveInSlotOrderAndShuffled) {
+  for (unsigned threads : {1u, 2u}) {
+    scene sc(7, 2000);
+    hhg::hash_grids<3, double> g;
+    g.set_tuning(small_tuning());
+    hhg::thread_pool pool(threads);
+    g.set_executor(&pool);
+    const std::vector<handle> hs = g.insert(std::span<const box3>(sc.boxes));
+    std::vector<handle_pair> pairs;
+    for (int s = 0; s < 6; ++s) {
+      std::vector<std::size_t> which(1500);  // three quarters: the rest stay where they were
+      for (std::size_t i = 0; i < which.size(); ++i) {
+        which[i] = i;
+        const double d = sc.r.uniform(-0.3, 0.3) * (sc.boxes[i].max[0] - sc.boxes[i].min[0]);
+        for (int a = 0; a < 3; ++a) {  // (sizes kept: no new level, so the batch qualifies for the bulk move)
+          sc.boxes[i].min[a] += d;
+          sc.boxes[i].max[a] += d;
+        }
+      }
+      if (s % 2 == 1)
+        for (std::size_t i = which.size() - 1; i > 0; --i) std::swap(which[i], which[sc.r.below(i + 1)]);
+      std::vector<handle> mh;
+      std::vector<box3> mb;
+      for (std::size_t i : which) {
+        mh.push_back(hs[i]);
+        mb.push_back(sc.boxes[i]);
+      }
+      if (s == 5) {  // a handle twice: the second box wins
+        box3 b = sc.boxes[which[3]];
+        for (int a = 0; a < 3; ++a) {
+          b.min[a] += 0.5;
+          b.max[a] += 0.5;
+        }
+        mh.push_back(mh[3]);
+        mb.push_back(b);
+        sc.boxes[which[3]] = b;
+      }
+      const auto bulk_before = g.path_counts().batch_bulk;
+      g.move(std::span<const handle>(mh), std::span<const box3>(mb));
+      EXPECT_EQ(g.path_counts().batch_bulk, bulk_before + (s == 5 ? 0u : 1u)) << "step " << s;
+      g.find_pairs(pairs);
+      EXPECT_EQ(canonical(pairs), brute(sc.boxes, hs, sc.live)) << "threads " << threads << " step " << s;
+      EXPECT_NO_THROW(g.validate());
+    }
+  }
+}
