@@ -16,7 +16,7 @@ hhg=${1:-build/hhg}
 reps=${REPS:-11}
 methods=${METHODS:-hhg,grid}
 ns=${NS:-10000,100000}
-sap_ns=${SAP_NS:-10000}
+sap_ns=${SAP_NS-10000}
 csv=$(mktemp)
 trap 'rm -f "$csv"' EXIT
 for ((r = 0; r < reps; ++r)); do
