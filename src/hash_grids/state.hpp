@@ -568,9 +568,14 @@ struct hash_grids_state : grid_types<D, T> {
     for (std::size_t i = 0; i < bs.size(); i += step) {
       const double eff = is_bounded(bs[i]) ? effective_size(bs[i]) : 0;
       if (!std::isfinite(eff) || !(eff * cfg.hierarchy_factor > top)) continue;
-      double sum = 0;
-      for (int a = 0; a < D; ++a) sum += static_cast<double>(bs[i].max[a]) - static_cast<double>(bs[i].min[a]);
-      near.push_back(sum / D);
+      double sum = 0, longest = 0;
+      for (int a = 0; a < D; ++a) {
+        const double e = static_cast<double>(bs[i].max[a]) - static_cast<double>(bs[i].min[a]);
+        sum += e;
+        longest = std::max(longest, e);
+      }
+      // the mean edge, scaled as the effective size scales the longest (a cube: its effective size)
+      near.push_back(longest > 0 ? eff * (sum / D / longest) : eff);
     }
     const double above = top * (1 + 1.0 / 64);  // (every object fits below it)
     if (near.empty()) return above;
