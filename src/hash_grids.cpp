@@ -459,7 +459,10 @@ std::vector<handle> hash_grids<D, T>::insert(std::span<const box_type> bs) {
   // Enough objects to activate the grids: the first ones one by one (up to
   // activation), the rest laid out in one pass (bulk_insert).
   std::size_t first = 0;
-  if (!s.active && s.count + bs.size() > s.cfg.activation_threshold) first = s.cfg.activation_threshold + 1 - s.count;
+  if (!s.active && s.count + bs.size() > s.cfg.activation_threshold) {
+    first = s.cfg.activation_threshold + 1 - s.count;
+    s.anchor_hint = s.anchor_cell(bs);  // the ladder anchored for the whole batch (used by the activation below)
+  }
   out.reserve(bs.size());
   try {
     for (std::size_t i = 0; i < first; ++i) out.push_back(insert(bs[i]));
@@ -480,6 +483,7 @@ std::vector<handle> hash_grids<D, T>::insert(std::span<const box_type> bs) {
       }
     }
   } catch (...) {
+    s.anchor_hint = 0;
     for (auto it = out.rbegin(); it != out.rend(); ++it) remove(*it);
     throw;
   }

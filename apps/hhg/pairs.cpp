@@ -9,9 +9,10 @@
 //   the method's detection order, the same on every run for the same input,
 //   method, configuration and thread count... and for every thread count (the
 //   hash grid's results do not depend on its workers). Every pair once, i < j.
-// - auto (default): one detection counts the pairs; sorted when 16 bytes per
+// - auto (default): one detection collects the keys; sorted when 16 bytes per
 //   pair fit in --sort-memory (default a quarter of the physical memory), else
-//   a second detection streams them.
+//   the keys are dropped as soon as they outgrow it and a second detection
+//   streams the pairs.
 #include <unistd.h>
 
 #include <algorithm>
@@ -137,21 +138,30 @@ int run_pairs(line_reader& in, const pairs_options& o) {
       if (j < i) std::swap(i, j);
       return std::pair<std::uint64_t, std::uint64_t>(i, j);
     };
-    bool sorted = o.order == "sorted";
-    if (o.order == "auto" && !o.out.count) {
-      std::uint64_t count = 0;
-      m.for_each_pair([&](handle, handle) { ++count; });
-      const std::uint64_t limit = o.sort_memory ? o.sort_memory : default_sort_memory();
-      sorted = count <= limit / 16;
-    }
-    w.begin();
-    if (sorted) {
-      std::vector<std::uint64_t> keys;
-      keys.reserve(2 * boxes.size());  // typical scenes have a few pairs per box
+    const bool try_sort = o.order == "sorted" || (o.order == "auto" && !o.out.count);
+    // auto: one detection collects the keys while 16 bytes per pair fit in
+    // --sort-memory; only when they do not (the keys are then dropped) does a
+    // second detection stream the pairs. (Until issue 19 a first detection
+    // counted the pairs in every case.)
+    const std::uint64_t limit =
+        o.order == "sorted" ? UINT64_MAX : (o.sort_memory ? o.sort_memory : default_sort_memory()) / 16;
+    std::vector<std::uint64_t> keys;
+    bool fits = try_sort;
+    if (try_sort) {
+      keys.reserve(std::min<std::uint64_t>(2 * boxes.size(), limit));  // typical scenes have a few pairs per box
       m.for_each_pair([&](handle a, handle b) {
+        if (!fits) return;
+        if (keys.size() >= limit) {
+          fits = false;
+          std::vector<std::uint64_t>().swap(keys);
+          return;
+        }
         const auto [i, j] = ordered(a, b);
         keys.push_back(i << 32 | j);
       });
+    }
+    w.begin();
+    if (fits) {
       write_sorted(keys, boxes.size(), w);
     } else {
       m.for_each_pair([&](handle a, handle b) {
