@@ -62,7 +62,7 @@ struct config {
   std::uint32_t minimal_grid_density = 8;
 
   /// Which axes a growing grid doubles. Default growth_rule::every_axis.
-  growth_rule growth = growth_rule::every_axis;
+  growth_rule growth = growth_rule::by_occupancy;
 
   /// While the structure holds at most this many objects, detection is the
   /// all-pairs test over a flat list; above it the grids are built and used

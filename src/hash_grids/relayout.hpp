@@ -16,28 +16,60 @@
 namespace hhg {
 namespace detail {
 
-// Section 3.4: double the cells per axis when objects > cells / density.
-// Called before an object is added (`extra` = 1), so that a growth that
-// runs out of memory fails the insert before anything changed.
+// Section 3.4: grow when objects > cells / density. Called before an object
+// is added (`extra` = 1), so that a growth that runs out of memory fails the
+// insert before anything changed. The cell count is multiplied by 2^D as
+// often as needed at once (the thesis' steps, so every rule ends with the
+// same count); which axes get the cells is config::growth (every_axis: each
+// axis doubles; by_occupancy: shape_for, from the objects' extent per axis).
+// by_occupancy also reshapes a grid, keeping its cell count, when called
+// after a bulk move (`extra` = 0) and its occupied cells have collapsed
+// (more than density objects per occupied cell) while the objects' extent
+// says another shape would spread them over at least twice the cells: the
+// shape chosen for a scene that then spreads along another axis follows it.
 template <int D, class T>
 void hash_grids_state<D, T>::maybe_grow(std::uint32_t gid, std::size_t extra) {
   grid& g = grids[gid];
   const std::uint64_t cells = g.cell_count();
-  if (g.objects + extra <= cells / cfg.minimal_grid_density) return;
-  if (code_bits(g) + D > 31) return;  // codes are 32-bit: a grid stops growing at 2^31 cells
-  // If memory runs out while the grown grid is built, the old grid is put
-  // back (and the slots pointed at it again), so the structure is exactly
-  // as before, and the error propagates: the insert fails cleanly.
+  const bool by_occupancy = cfg.growth == growth_rule::by_occupancy;
+  const bool over = g.objects + extra > cells / cfg.minimal_grid_density;
+  if (!over) {
+    // (reshape check: a crowded grid after a bulk move, by_occupancy only)
+    if (!by_occupancy || extra != 0 || g.objects < kReshapeMin ||
+        g.objects <= static_cast<std::size_t>(cfg.minimal_grid_density) * g.occupied.size())
+      return;
+  }
+  std::uint32_t total = code_bits(g);
+  while (g.objects + extra > (std::uint64_t{1} << total) / cfg.minimal_grid_density && total + D <= 31) total += D;
+  if (over && total == code_bits(g)) return;  // codes are 32-bit: a grid stops growing at 2^31 cells
+  // (memory running out in reshape_grid leaves the grid as it was: the insert fails cleanly)
   std::vector<entry> all;  // growth is rare: a local buffer keeps no memory afterwards
   all.reserve(g.objects);
   gather(g, all);
-  std::array<std::uint32_t, D> add{};
-  add.fill(1);
-  if (cfg.growth == growth_rule::by_occupancy) add = split_growth(g, all);
+  std::array<std::uint32_t, D> bits = g.bits;
+  if (by_occupancy) {
+    axis_extent ext;
+    add_extent(g, all, ext);
+    bits = shape_for(ext, total);
+    if (!over && !(spread_of(ext, bits) >= 2 * spread_of(ext, g.bits))) return;  // reshaping would not pay
+  } else {
+    for (int i = 0; i < D; ++i) bits[i] += (total - code_bits(g)) / D;
+  }
+  reshape_grid(gid, bits, all);
+}
+
+// Gives grid gid `bits` cells per axis and adds its objects `all` (gathered
+// from it) again. If memory runs out, the old grid is put back (and the
+// slots pointed at it again), so the structure is exactly as before, and
+// the error propagates.
+template <int D, class T>
+void hash_grids_state<D, T>::reshape_grid(std::uint32_t gid, const std::array<std::uint32_t, D>& bits,
+                                    const std::vector<entry>& all) {
+  grid& g = grids[gid];
   grid old = g;  // a copy: the fallback
   try {
     for (int i = 0; i < D; ++i) {
-      g.bits[i] += add[i];
+      g.bits[i] = bits[i];
       g.mask[i] = (1u << g.bits[i]) - 1;
     }
     reset_grid(g);
@@ -58,51 +90,64 @@ void hash_grids_state<D, T>::maybe_grow(std::uint32_t gid, std::size_t extra) {
   }
 }
 
-// growth_rule::by_occupancy: how many of the D doublings of a growth each
-// axis gets. Cell sizes do not change with growth, only the cells per axis
-// (the modulo of the hashing), so doubling axis i separates objects exactly
-// when their cell coordinates on i, taken modulo the new count, take more
-// distinct values. distinct[i][k]: the distinct coordinates of the objects'
-// min corners on axis i modulo 2^(bits_i + k). Each doubling goes to the
-// axis that gains the most (its distinct count grows the most), among
-// axes within 5 % of the best to the one with the fewest cells, so objects
-// spread evenly get one doubling per axis, as in the thesis; in a long
-// channel the long axis gets them all. Counted up to 2^22 cells per axis
-// (beyond, an axis gains nothing more). May throw std::bad_alloc before
-// anything changed.
+// growth_rule::by_occupancy: the grid's shape from where its objects are.
+// Cell sizes do not change with growth, only the cells per axis (the modulo
+// of the hashing): objects whose cell coordinates on axis i differ by a
+// multiple of the cells on i share cells. An axis along which the objects'
+// min corners span E cells needs 2^need >= E + 1 cells (the + 1: an object
+// reaches into the next cell) to alias nothing; more cells on it separate
+// nothing more. shape_for spends the `total` code bits (the thesis' cell
+// count) by water filling: every axis starts at 4 cells (the minimum: distinct
+// neighbours), then each bit goes to the axis with the fewest cells among
+// those still below their need, and bits left over once every axis has its
+// need go to the axis with the fewest cells (room for a later spread).
+// Objects filling a cube-like domain get the thesis' even shape; a channel
+// along x gets its cells along x (the thesis' uneven domain: 8192 x 32 x 32
+// instead of 256^3). Ties go to the lower axis. One pass over the objects'
+// min corners; an outlier only widens its axis's need, and a shape never
+// aliases more than the even one (an axis below its even share gets its
+// need, the others at least that share).
 template <int D, class T>
-std::array<std::uint32_t, D> hash_grids_state<D, T>::split_growth(const grid& g, const std::vector<entry>& all) const {
-  constexpr std::uint32_t kMaxCountBits = 22;
-  std::array<std::array<double, D + 1>, D> distinct{};
-  std::vector<std::uint64_t> seen;
-  for (int i = 0; i < D; ++i)
-    for (int k = 0; k <= D; ++k) {
-      const std::uint32_t bits = std::min(g.bits[i] + static_cast<std::uint32_t>(k), kMaxCountBits);
-      const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
-      seen.assign(std::size_t{1} << (bits > 6 ? bits - 6 : 0), 0);
-      std::size_t used = 0;
-      for (const entry& e : all) {
-        const std::uint64_t c = static_cast<std::uint64_t>(floor_to_int(static_cast<double>(e.min(i)) * g.inv)) & mask;
-        const std::uint64_t bit = std::uint64_t{1} << (c & 63);
-        used += (seen[c >> 6] & bit) == 0;
-        seen[c >> 6] |= bit;
-      }
-      distinct[i][k] = static_cast<double>(std::max<std::size_t>(used, 1));
+void hash_grids_state<D, T>::add_extent(const grid& g, const std::vector<entry>& all, axis_extent& ext) {
+  for (const entry& e : all)
+    for (int i = 0; i < D; ++i) ext.add(i, floor_to_int(static_cast<double>(e.min(i)) * g.inv));
+}
+
+template <int D, class T>
+std::array<std::uint32_t, D> hash_grids_state<D, T>::shape_for(const axis_extent& ext, std::uint32_t total) {
+  constexpr std::uint32_t kMinBits = 2;
+  std::array<std::uint32_t, D> need{}, bits{};
+  for (int i = 0; i < D; ++i) {
+    need[i] = kMinBits;
+    if (ext.lo[i] <= ext.hi[i]) {
+      const auto span = static_cast<std::uint64_t>(ext.hi[i] - ext.lo[i]) + 2;  // E + 1 cells
+      need[i] = std::max<std::uint32_t>(kMinBits, static_cast<std::uint32_t>(std::bit_width(span - 1)));
     }
-  std::array<std::uint32_t, D> add{};
-  for (int t = 0; t < D; ++t) {
-    std::array<double, D> gain{};
-    double best = 0;
-    for (int i = 0; i < D; ++i) {
-      gain[i] = distinct[i][add[i] + 1] / distinct[i][add[i]];
-      best = std::max(best, gain[i]);
-    }
+    bits[i] = kMinBits;
+  }
+  for (std::uint32_t left = total > D * kMinBits ? total - D * kMinBits : 0; left > 0; --left) {
     int pick = -1;
     for (int i = 0; i < D; ++i)
-      if (gain[i] >= 0.95 * best && (pick < 0 || g.bits[i] + add[i] < g.bits[pick] + add[pick])) pick = i;
-    ++add[pick];
+      if (bits[i] < need[i] && (pick < 0 || bits[i] < bits[pick])) pick = i;
+    if (pick < 0)
+      for (int i = 0; i < D; ++i)
+        if (pick < 0 || bits[i] < bits[pick]) pick = i;
+    ++bits[pick];
   }
-  return add;
+  return bits;
+}
+
+// How many distinct cells objects spread evenly over the extent would take
+// with `bits` cells per axis: the product of min(cells, E) (the comparison of
+// two shapes for a reshape).
+template <int D, class T>
+double hash_grids_state<D, T>::spread_of(const axis_extent& ext, const std::array<std::uint32_t, D>& bits) {
+  double s = 1;
+  for (int i = 0; i < D; ++i) {
+    const double e = ext.lo[i] <= ext.hi[i] ? static_cast<double>(ext.hi[i] - ext.lo[i]) + 1 : 1;
+    s *= std::min(e, std::ldexp(1.0, static_cast<int>(bits[i])));
+  }
+  return s;
 }
 
 // ---- compaction ------------------------------------------------------------------
@@ -515,19 +560,57 @@ bool hash_grids_state<D, T>::bulk_insert(std::span<const box_t> bs, std::vector<
       if (incoming.size() < grids.size()) incoming.resize(grids.size(), 0);
       ++incoming[last_gid];
     }
+    // Grow before the objects come: the cell count grows by the thesis'
+    // steps (2^D) until the grid's objects and the incoming ones fit the
+    // density. An empty grid has nothing to rehash. With
+    // growth_rule::by_occupancy the shape follows the extent per axis of
+    // the incoming objects and those already in the grid (shape_for; one
+    // pass over the batch's min corners), and a grid that holds objects
+    // (at least the activation's first ones) is rehashed to it (reshape_grid).
+    const bool by_occupancy = cfg.growth == growth_rule::by_occupancy;
+    auto total_for = [&](const grid& g, std::size_t objects) {
+      std::uint32_t total = code_bits(g);
+      while (objects > (std::uint64_t{1} << total) / cfg.minimal_grid_density && total + D <= 31) total += D;
+      return total;
+    };
+    std::vector<axis_extent> extents;
+    if (by_occupancy) {
+      std::vector<std::uint8_t> wanted(incoming.size(), 0);
+      bool any = false;
+      for (std::size_t id = 0; id < incoming.size(); ++id)
+        if (incoming[id] != 0 && total_for(grids[id], grids[id].objects + incoming[id]) != code_bits(grids[id]))
+          wanted[id] = 1, any = true;
+      if (any) {
+        extents.resize(incoming.size());
+        std::uint32_t gid = npos;
+        for (const box_t& b : bs) {
+          const double eff = effective_size(b);
+          if (!is_bounded(b) || std::isinf(eff)) continue;
+          if (gid == npos || !fits(grids[gid], eff)) gid = existing_grid(eff);
+          if (gid == npos || gid >= wanted.size() || !wanted[gid]) continue;
+          const grid& g = grids[gid];
+          for (int a = 0; a < D; ++a) extents[gid].add(a, floor_to_int(static_cast<double>(b.min[a]) * g.inv));
+        }
+      }
+    }
     for (std::size_t id = 0; id < incoming.size(); ++id) {
       if (incoming[id] == 0) continue;
       grid& g = grids[id];
-      if (g.objects == 0 && cfg.growth == growth_rule::every_axis) {  // grow while empty: nothing to rehash
-        bool grown = false;
-        while (incoming[id] > g.cell_count() / cfg.minimal_grid_density && code_bits(g) + D <= 31) {
-          for (int a = 0; a < D; ++a) {
-            ++g.bits[a];
-            g.mask[a] = (1u << g.bits[a]) - 1;
+      if (g.objects == 0 || by_occupancy) {
+        const std::uint32_t total = total_for(g, g.objects + incoming[id]);
+        if (total != code_bits(g)) {
+          std::array<std::uint32_t, D> bits = g.bits;
+          std::vector<entry> all;
+          all.reserve(g.objects);
+          gather(g, all);
+          if (by_occupancy) {
+            add_extent(g, all, extents[id]);
+            bits = shape_for(extents[id], total);
+          } else {
+            for (int a = 0; a < D; ++a) bits[a] += (total - code_bits(g)) / D;
           }
-          grown = true;
+          reshape_grid(static_cast<std::uint32_t>(id), bits, all);
         }
-        if (grown) reset_grid(g);
       } else {
         for (std::uint64_t cells = 0; cells != g.cell_count();) {
           cells = g.cell_count();
