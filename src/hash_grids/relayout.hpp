@@ -42,19 +42,22 @@ void hash_grids_state<D, T>::maybe_grow(std::uint32_t gid, std::size_t extra) {
   std::uint32_t total = code_bits(g);
   while (g.objects + extra > (std::uint64_t{1} << total) / cfg.minimal_grid_density && total + D <= 31) total += D;
   if (over && total == code_bits(g)) return;  // codes are 32-bit: a grid stops growing at 2^31 cells
-  // (memory running out in reshape_grid leaves the grid as it was: the insert fails cleanly)
-  std::vector<entry> all;  // growth is rare: a local buffer keeps no memory afterwards
-  all.reserve(g.objects);
-  gather(g, all);
   std::array<std::uint32_t, D> bits = g.bits;
   if (by_occupancy) {
-    axis_extent ext;
-    add_extent(g, all, ext);
+    axis_extent ext;  // (read in place: the check of a crowded grid copies nothing)
+    for (const occupied_cell& oc : g.occupied)
+      for (std::uint32_t j = 0; j < oc.count; ++j)
+        for (int i = 0; i < D; ++i)
+          ext.add(i, floor_to_int(static_cast<double>(g.pool[oc.block + j].min(i)) * g.inv));
     bits = shape_for(ext, total);
     if (!over && !(spread_of(ext, bits) >= 2 * spread_of(ext, g.bits))) return;  // reshaping would not pay
   } else {
     for (int i = 0; i < D; ++i) bits[i] += (total - code_bits(g)) / D;
   }
+  // (memory running out in reshape_grid leaves the grid as it was: the insert fails cleanly)
+  std::vector<entry> all;  // growth is rare: a local buffer keeps no memory afterwards
+  all.reserve(g.objects);
+  gather(g, all);
   reshape_grid(gid, bits, all);
 }
 
@@ -94,60 +97,62 @@ void hash_grids_state<D, T>::reshape_grid(std::uint32_t gid, const std::array<st
 // Cell sizes do not change with growth, only the cells per axis (the modulo
 // of the hashing): objects whose cell coordinates on axis i differ by a
 // multiple of the cells on i share cells. An axis along which the objects'
-// min corners span E cells needs 2^need >= E + 1 cells (the + 1: an object
-// reaches into the next cell) to alias nothing; more cells on it separate
-// nothing more. shape_for spends the `total` code bits (the thesis' cell
-// count) by water filling: every axis starts at 4 cells (the minimum: distinct
-// neighbours), then each bit goes to the axis with the fewest cells among
-// those still below their need, and bits left over once every axis has its
-// need go to the axis with the fewest cells (room for a later spread).
-// Objects filling a cube-like domain get the thesis' even shape; a channel
-// along x gets its cells along x (the thesis' uneven domain: 8192 x 32 x 32
-// instead of 256^3). Ties go to the lower axis. One pass over the objects'
-// min corners; an outlier only widens its axis's need, and a shape never
-// aliases more than the even one (an axis below its even share gets its
-// need, the others at least that share).
-template <int D, class T>
-void hash_grids_state<D, T>::add_extent(const grid& g, const std::vector<entry>& all, axis_extent& ext) {
-  for (const entry& e : all)
-    for (int i = 0; i < D; ++i) ext.add(i, floor_to_int(static_cast<double>(e.min(i)) * g.inv));
-}
-
+// min corners span E cells is covered by S = E + 1 cells (the + 1: an object
+// reaches into the next cell); with 2^b cells on it, the objects take about
+// min(2^b, S) distinct coordinates there, and more cells separate nothing.
+// shape_for spends the `total` code bits so as to maximize the product of
+// those counts (spread_of): every axis starts at 4 cells (the minimum:
+// distinct neighbours), then each bit goes to the axis that gains the most
+// (a factor 2 while 2^(b+1) <= S, less for the last, partial doubling, 1
+// beyond), among axes within 1 % of the best to the one with the fewest
+// cells, then the lower one. The log of each count is concave in b, so the
+// greedy choice is the best product; bits that gain nothing anywhere go to
+// the axis with the fewest cells (room for a later spread). Objects that
+// fill a cube-like domain get the thesis' even shape; a channel along x gets
+// its cells along x (the thesis' uneven domain at 10^6: 16384 x 32 x 32
+// instead of 256^3); the product is never below the even shape's. One pass
+// over the objects' min corners.
 template <int D, class T>
 std::array<std::uint32_t, D> hash_grids_state<D, T>::shape_for(const axis_extent& ext, std::uint32_t total) {
   constexpr std::uint32_t kMinBits = 2;
-  std::array<std::uint32_t, D> need{}, bits{};
+  std::array<double, D> span{};
+  std::array<std::uint32_t, D> bits{};
   for (int i = 0; i < D; ++i) {
-    need[i] = kMinBits;
-    if (ext.lo[i] <= ext.hi[i]) {
-      const auto span = static_cast<std::uint64_t>(ext.hi[i] - ext.lo[i]) + 2;  // E + 1 cells
-      need[i] = std::max<std::uint32_t>(kMinBits, static_cast<std::uint32_t>(std::bit_width(span - 1)));
-    }
+    span[i] = ext.lo[i] <= ext.hi[i] ? static_cast<double>(ext.hi[i] - ext.lo[i]) + 2 : 1;
     bits[i] = kMinBits;
   }
   for (std::uint32_t left = total > D * kMinBits ? total - D * kMinBits : 0; left > 0; --left) {
+    std::array<double, D> gain{};
+    double best = 0;
+    for (int i = 0; i < D; ++i) {
+      const double now = std::ldexp(1.0, static_cast<int>(bits[i]));
+      gain[i] = std::min(2 * now, span[i]) / std::min(now, span[i]);
+      best = std::max(best, gain[i]);
+    }
     int pick = -1;
     for (int i = 0; i < D; ++i)
-      if (bits[i] < need[i] && (pick < 0 || bits[i] < bits[pick])) pick = i;
-    if (pick < 0)
-      for (int i = 0; i < D; ++i)
-        if (pick < 0 || bits[i] < bits[pick]) pick = i;
+      if (gain[i] >= 0.99 * best && (pick < 0 || bits[i] < bits[pick])) pick = i;
     ++bits[pick];
   }
   return bits;
 }
 
-// How many distinct cells objects spread evenly over the extent would take
-// with `bits` cells per axis: the product of min(cells, E) (the comparison of
-// two shapes for a reshape).
+// The product over the axes of min(cells, S) (see shape_for): about how many
+// distinct cells objects spread over the extent take with `bits` cells per axis.
 template <int D, class T>
 double hash_grids_state<D, T>::spread_of(const axis_extent& ext, const std::array<std::uint32_t, D>& bits) {
   double s = 1;
   for (int i = 0; i < D; ++i) {
-    const double e = ext.lo[i] <= ext.hi[i] ? static_cast<double>(ext.hi[i] - ext.lo[i]) + 1 : 1;
-    s *= std::min(e, std::ldexp(1.0, static_cast<int>(bits[i])));
+    const double span = ext.lo[i] <= ext.hi[i] ? static_cast<double>(ext.hi[i] - ext.lo[i]) + 2 : 1;
+    s *= std::min(span, std::ldexp(1.0, static_cast<int>(bits[i])));
   }
   return s;
+}
+
+template <int D, class T>
+void hash_grids_state<D, T>::add_extent(const grid& g, const std::vector<entry>& all, axis_extent& ext) {
+  for (const entry& e : all)
+    for (int i = 0; i < D; ++i) ext.add(i, floor_to_int(static_cast<double>(e.min(i)) * g.inv));
 }
 
 // ---- compaction ------------------------------------------------------------------
