@@ -44,13 +44,28 @@ void hash_grids_state<D, T>::maybe_grow(std::uint32_t gid, std::size_t extra) {
   if (over && total == code_bits(g)) return;  // codes are 32-bit: a grid stops growing at 2^31 cells
   std::array<std::uint32_t, D> bits = g.bits;
   if (by_occupancy) {
-    axis_extent ext;  // (read in place: the check of a crowded grid copies nothing)
-    for (const occupied_cell& oc : g.occupied)
-      for (std::uint32_t j = 0; j < oc.count; ++j)
-        for (int i = 0; i < D; ++i)
-          ext.add(i, floor_to_int(static_cast<double>(g.pool[oc.block + j].min(i)) * g.inv));
+    // The extent of the objects of every stride-th occupied cell (read in
+    // place): all of them for a growth; for the reshape check of a crowded
+    // grid, which runs after every bulk move, about 2^12 cells (up to 4
+    // objects each) first, and all of them only when that sample says a
+    // reshape pays.
+    auto measure = [&](std::size_t stride, std::uint32_t per_cell) {
+      axis_extent ext;
+      for (std::size_t c = 0; c < g.occupied.size(); c += stride) {
+        const occupied_cell& oc = g.occupied[c];
+        for (std::uint32_t j = 0; j < std::min(oc.count, per_cell); ++j)
+          for (int i = 0; i < D; ++i)
+            ext.add(i, floor_to_int(static_cast<double>(g.pool[oc.block + j].min(i)) * g.inv));
+      }
+      return ext;
+    };
+    if (!over) {
+      const axis_extent sample = measure(std::max<std::size_t>(1, g.occupied.size() >> 12), 4);
+      if (!(spread_of(sample, shape_for(sample, total)) >= 2 * spread_of(sample, g.bits))) return;  // would not pay
+    }
+    const axis_extent ext = measure(1, std::numeric_limits<std::uint32_t>::max());
     bits = shape_for(ext, total);
-    if (!over && !(spread_of(ext, bits) >= 2 * spread_of(ext, g.bits))) return;  // reshaping would not pay
+    if (!over && !(spread_of(ext, bits) >= 2 * spread_of(ext, g.bits))) return;
   } else {
     for (int i = 0; i < D; ++i) bits[i] += (total - code_bits(g)) / D;
   }
@@ -569,8 +584,8 @@ bool hash_grids_state<D, T>::bulk_insert(std::span<const box_t> bs, std::vector<
     // steps (2^D) until the grid's objects and the incoming ones fit the
     // density. An empty grid has nothing to rehash. With
     // growth_rule::by_occupancy the shape follows the extent per axis of
-    // the incoming objects and those already in the grid (shape_for; one
-    // pass over the batch's min corners), and a grid that holds objects
+    // the incoming objects and those already in the grid (shape_for; a
+    // pass over a sample of the batch's min corners), and a grid that holds objects
     // (at least the activation's first ones) is rehashed to it (reshape_grid).
     const bool by_occupancy = cfg.growth == growth_rule::by_occupancy;
     auto total_for = [&](const grid& g, std::size_t objects) {
@@ -585,18 +600,28 @@ bool hash_grids_state<D, T>::bulk_insert(std::span<const box_t> bs, std::vector<
       for (std::size_t id = 0; id < incoming.size(); ++id)
         if (incoming[id] != 0 && total_for(grids[id], grids[id].objects + incoming[id]) != code_bits(grids[id]))
           wanted[id] = 1, any = true;
-      if (any) {
-        extents.resize(incoming.size());
+      // Every stride-th box (at most 2^16 of them: the extent, not every
+      // object, is wanted), every box when a grid got fewer than 64 of its
+      // incoming objects that way.
+      auto measure = [&](std::size_t stride) {
+        extents.assign(incoming.size(), axis_extent{});
+        std::vector<std::size_t> seen(incoming.size(), 0);
         std::uint32_t gid = npos;
-        for (const box_t& b : bs) {
+        for (std::size_t i = 0; i < n; i += stride) {
+          const box_t& b = bs[i];
           const double eff = effective_size(b);
           if (!is_bounded(b) || std::isinf(eff)) continue;
           if (gid == npos || !fits(grids[gid], eff)) gid = existing_grid(eff);
           if (gid == npos || gid >= wanted.size() || !wanted[gid]) continue;
+          ++seen[gid];
           const grid& g = grids[gid];
           for (int a = 0; a < D; ++a) extents[gid].add(a, floor_to_int(static_cast<double>(b.min[a]) * g.inv));
         }
-      }
+        for (std::size_t id = 0; id < seen.size(); ++id)
+          if (wanted[id] && seen[id] < std::min<std::size_t>(incoming[id], 64)) return false;
+        return true;
+      };
+      if (any && !measure(std::max<std::size_t>(1, n >> 16))) measure(1);
     }
     for (std::size_t id = 0; id < incoming.size(); ++id) {
       if (incoming[id] == 0) continue;
