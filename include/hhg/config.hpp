@@ -33,8 +33,8 @@ enum class growth_rule {
   /// gets about as many cells as the objects' min corners span on it (more
   /// separate nothing under the modulo mapping), the rest go evenly. Objects
   /// that fill a cube-like domain get every_axis' shape; a domain 1024 times
-  /// longer in x (the thesis' uneven scene) gets its cells along x (2.6x faster
-  /// detection at 10^6). A grid whose objects later crowd few cells is
+  /// longer in x (the thesis' uneven scene) gets its cells along x (3.3x faster
+  /// steps at 10^6). A grid whose objects later crowd few cells is
   /// reshaped (same cell count) after a bulk move.
   by_occupancy,
 };
