@@ -85,9 +85,9 @@ template <int D>
   for (int a = 0; a < D; ++a) {
     if (a == along) continue;
     if (g.cells_per_axis[static_cast<std::size_t>(along)] < ratio * g.cells_per_axis[static_cast<std::size_t>(a)])
-      return ::testing::AssertionFailure() << "cells per axis " << g.cells_per_axis[0] << " x "
-                                           << g.cells_per_axis[1] << " x " << g.cells_per_axis[2]
-                                           << ": axis " << along << " is not the long one";
+      return ::testing::AssertionFailure()
+             << "cells per axis " << g.cells_per_axis[0] << " x " << g.cells_per_axis[1] << " x " << g.cells_per_axis[2]
+             << ": axis " << along << " is not the long one";
   }
   return ::testing::AssertionSuccess();
 }
@@ -255,8 +255,8 @@ TYPED_TEST(GrowthShape, ReshapedWhenTheObjectsSpreadElsewhere) {
   EXPECT_LT(after.grids[0].cells_per_axis[t], before.grids[0].cells_per_axis[t]) << "the tall axis gave its cells";
   EXPECT_GT(after.grids[0].occupied_cells, 4 * before.grids[0].occupied_cells / 10)
       << "the layer is not crowded into the column's few cells";
-  EXPECT_LE(static_cast<double>(after.grids[0].objects),
-            static_cast<double>(m.settings().minimal_grid_density) * static_cast<double>(after.grids[0].occupied_cells));
+  EXPECT_LE(static_cast<double>(after.grids[0].objects), static_cast<double>(m.settings().minimal_grid_density) *
+                                                             static_cast<double>(after.grids[0].occupied_cells));
 }
 
 // every_axis keeps the thesis' even shape whatever the objects do.

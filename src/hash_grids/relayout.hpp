@@ -82,7 +82,7 @@ void hash_grids_state<D, T>::maybe_grow(std::uint32_t gid, std::size_t extra) {
 // the error propagates.
 template <int D, class T>
 void hash_grids_state<D, T>::reshape_grid(std::uint32_t gid, const std::array<std::uint32_t, D>& bits,
-                                    const std::vector<entry>& all) {
+                                          const std::vector<entry>& all) {
   grid& g = grids[gid];
   grid old = g;  // a copy: the fallback
   try {
