@@ -453,7 +453,7 @@ TEST_F(cli, RunCheckEveryScenarioAndVariant) {
   }
   for (const char* variant : {"--dim 2", "--float", "--dim 2 --float", "--strategy rebuild",
                               "--factor 3 --density 2 --threshold 0 --cells 4 --cell-capacity 16", "--seed 7",
-                              "--growth by-occupancy --threshold 0 --cells 4"}) {
+                              "--growth every-axis --threshold 0 --cells 4"}) {
     const cli_result r = run(std::string("run -q --n 700 --steps 4 --check --scenario varied ") + variant);
     EXPECT_EQ(r.status, 0) << variant << ": " << r.err;
     EXPECT_TRUE(contains(r.out, "check:")) << r.out;
@@ -492,7 +492,7 @@ TEST_F(cli, RunJson) {
   EXPECT_EQ(j["dim"], 3);
   EXPECT_EQ(j["scalar"], "double");
   EXPECT_EQ(j["strategy"], "incremental");
-  EXPECT_EQ(j["growth"], "every-axis");
+  EXPECT_EQ(j["growth"], "by-occupancy");
   for (const char* key :
        {"setup_ms", "update_ms_median", "detect_ms_median", "step_ms_median", "step_ns_per_object", "step_ms_mean",
         "step_ns_per_object_mean", "pairs_median", "box_tests", "bytes", "bytes_per_object"}) {

@@ -88,8 +88,8 @@ void add_grid_options(CLI::App* sub, grid_options& g) {
       ->check(CLI::IsMember({"incremental", "rebuild"}))
       ->group(group);
   sub->add_option("--growth", g.growth,
-                  "Which axes a growing grid doubles: every-axis (the thesis) or by-occupancy (where the "
-                  "objects spread when it grows)")
+                  "Which axes get a growing grid's cells: every-axis (all alike, the thesis) or by-occupancy "
+                  "(after the objects' extent per axis)")
       ->capture_default_str()
       ->check(CLI::IsMember({"every-axis", "by-occupancy"}))
       ->group(group);

@@ -39,7 +39,7 @@ struct grid_options {
   std::vector<std::uint32_t> cells;  // empty: the default; 1 value: every axis; else one per axis
   std::uint32_t cell_capacity = config{}.cell_capacity;
   std::string strategy = "incremental";
-  std::string growth = "every-axis";
+  std::string growth = "by-occupancy";
   /// True when every flag has its default value.
   bool is_default() const { return *this == grid_options{}; }
   friend bool operator==(const grid_options&, const grid_options&) = default;

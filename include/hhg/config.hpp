@@ -24,19 +24,18 @@ enum class update_strategy {
   rebuild,
 };
 
-/// Which axes a growing grid doubles (thesis section 3.4; docs/hash_grids.md, Growth).
+/// Which axes get a growing grid's cells (thesis section 3.4; docs/hash_grids.md, Growth).
+/// Both rules reach the same cell count (cells / objects >= minimal_grid_density).
 enum class growth_rule {
-  /// The thesis: every axis doubles. Default.
+  /// The thesis: every axis doubles.
   every_axis,
-  /// The same number of doublings (D), spent on the axes where they separate
-  /// the most objects: an axis is doubled again only while that still spreads
-  /// the objects' cell coordinates over more cells. Same as every_axis when
-  /// the objects fill space about evenly; in a long channel the long axis
-  /// gets the cells (1.6x faster on the thesis' uneven domain). The shape is
-  /// chosen from the objects present when the grid grows: a scene that later
-  /// spreads along an axis that got few cells crowds them (a tall column that
-  /// spreads flat: 12x slower detection than every_axis). For domains whose
-  /// shape stays. See docs/hash_grids.md, Growth.
+  /// Default. The cells per axis follow the objects' extent per axis: an axis
+  /// gets about as many cells as the objects' min corners span on it (more
+  /// separate nothing under the modulo mapping), the rest go evenly. Objects
+  /// that fill a cube-like domain get every_axis' shape; a domain 1024 times
+  /// longer in x (the thesis' uneven scene) gets its cells along x (3.3x faster
+  /// steps at 10^6). A grid whose objects later crowd few cells is
+  /// reshaped (same cell count) after a bulk move.
   by_occupancy,
 };
 
@@ -61,8 +60,8 @@ struct config {
   /// minimalGridDensity). Must be >= 1. Default 8.
   std::uint32_t minimal_grid_density = 8;
 
-  /// Which axes a growing grid doubles. Default growth_rule::every_axis.
-  growth_rule growth = growth_rule::every_axis;
+  /// Which axes get a growing grid's cells. Default growth_rule::by_occupancy.
+  growth_rule growth = growth_rule::by_occupancy;
 
   /// While the structure holds at most this many objects, detection is the
   /// all-pairs test over a flat list; above it the grids are built and used

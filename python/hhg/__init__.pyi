@@ -48,7 +48,7 @@ class HashGrids(Structure):
     def __init__(self, dim: int = 3, dtype: Any = "float64", workers: Workers = None, *,
                  hierarchy_factor: float = 2.0,
                  initial_cells: Union[int, Tuple[int, int], Tuple[int, int, int]] = (16, 16, 16),
-                 minimal_grid_density: int = 8, growth: str = "every_axis",
+                 minimal_grid_density: int = 8, growth: str = "by_occupancy",
                  activation_threshold: Optional[int] = 32, cell_capacity: int = 1,
                  occupied_cells_capacity: int = 256, strategy: str = "incremental") -> None: ...
     @property

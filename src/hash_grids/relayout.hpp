@@ -16,28 +16,78 @@
 namespace hhg {
 namespace detail {
 
-// Section 3.4: double the cells per axis when objects > cells / density.
-// Called before an object is added (`extra` = 1), so that a growth that
-// runs out of memory fails the insert before anything changed.
+// Section 3.4: grow when objects > cells / density. Called before an object
+// is added (`extra` = 1), so that a growth that runs out of memory fails the
+// insert before anything changed. The cell count is multiplied by 2^D as
+// often as needed at once (the thesis' steps, so every rule ends with the
+// same count); which axes get the cells is config::growth (every_axis: each
+// axis doubles; by_occupancy: shape_for, from the objects' extent per axis).
+// by_occupancy also reshapes a grid, keeping its cell count, when called
+// after a bulk move (`extra` = 0) and its occupied cells have collapsed
+// (more than density objects per occupied cell) while the objects' extent
+// says another shape would spread them over at least twice the cells: the
+// shape chosen for a scene that then spreads along another axis follows it.
 template <int D, class T>
 void hash_grids_state<D, T>::maybe_grow(std::uint32_t gid, std::size_t extra) {
   grid& g = grids[gid];
   const std::uint64_t cells = g.cell_count();
-  if (g.objects + extra <= cells / cfg.minimal_grid_density) return;
-  if (code_bits(g) + D > 31) return;  // codes are 32-bit: a grid stops growing at 2^31 cells
-  // If memory runs out while the grown grid is built, the old grid is put
-  // back (and the slots pointed at it again), so the structure is exactly
-  // as before, and the error propagates: the insert fails cleanly.
+  const bool by_occupancy = cfg.growth == growth_rule::by_occupancy;
+  const bool over = g.objects + extra > cells / cfg.minimal_grid_density;
+  if (!over) {
+    // (reshape check: a crowded grid after a bulk move, by_occupancy only)
+    if (!by_occupancy || extra != 0 || g.objects < kReshapeMin ||
+        g.objects <= static_cast<std::size_t>(cfg.minimal_grid_density) * g.occupied.size())
+      return;
+  }
+  std::uint32_t total = code_bits(g);
+  while (g.objects + extra > (std::uint64_t{1} << total) / cfg.minimal_grid_density && total + D <= 31) total += D;
+  if (over && total == code_bits(g)) return;  // codes are 32-bit: a grid stops growing at 2^31 cells
+  std::array<std::uint32_t, D> bits = g.bits;
+  if (by_occupancy) {
+    // The extent of the objects of every stride-th occupied cell (read in
+    // place): all of them for a growth; for the reshape check of a crowded
+    // grid, which runs after every bulk move, about 2^12 cells (up to 4
+    // objects each) first, and all of them only when that sample says a
+    // reshape pays.
+    auto measure = [&](std::size_t stride, std::uint32_t per_cell) {
+      axis_extent ext;
+      for (std::size_t c = 0; c < g.occupied.size(); c += stride) {
+        const occupied_cell& oc = g.occupied[c];
+        for (std::uint32_t j = 0; j < std::min(oc.count, per_cell); ++j)
+          for (int i = 0; i < D; ++i)
+            ext.add(i, floor_to_int(static_cast<double>(g.pool[oc.block + j].min(i)) * g.inv));
+      }
+      return ext;
+    };
+    if (!over) {
+      const axis_extent sample = measure(std::max<std::size_t>(1, g.occupied.size() >> 12), 4);
+      if (!(spread_of(sample, shape_for(sample, total)) >= 2 * spread_of(sample, g.bits))) return;  // would not pay
+    }
+    const axis_extent ext = measure(1, std::numeric_limits<std::uint32_t>::max());
+    bits = shape_for(ext, total);
+    if (!over && !(spread_of(ext, bits) >= 2 * spread_of(ext, g.bits))) return;
+  } else {
+    for (int i = 0; i < D; ++i) bits[i] += (total - code_bits(g)) / D;
+  }
+  // (memory running out in reshape_grid leaves the grid as it was: the insert fails cleanly)
   std::vector<entry> all;  // growth is rare: a local buffer keeps no memory afterwards
   all.reserve(g.objects);
   gather(g, all);
-  std::array<std::uint32_t, D> add{};
-  add.fill(1);
-  if (cfg.growth == growth_rule::by_occupancy) add = split_growth(g, all);
+  reshape_grid(gid, bits, all);
+}
+
+// Gives grid gid `bits` cells per axis and adds its objects `all` (gathered
+// from it) again. If memory runs out, the old grid is put back (and the
+// slots pointed at it again), so the structure is exactly as before, and
+// the error propagates.
+template <int D, class T>
+void hash_grids_state<D, T>::reshape_grid(std::uint32_t gid, const std::array<std::uint32_t, D>& bits,
+                                          const std::vector<entry>& all) {
+  grid& g = grids[gid];
   grid old = g;  // a copy: the fallback
   try {
     for (int i = 0; i < D; ++i) {
-      g.bits[i] += add[i];
+      g.bits[i] = bits[i];
       g.mask[i] = (1u << g.bits[i]) - 1;
     }
     reset_grid(g);
@@ -58,51 +108,66 @@ void hash_grids_state<D, T>::maybe_grow(std::uint32_t gid, std::size_t extra) {
   }
 }
 
-// growth_rule::by_occupancy: how many of the D doublings of a growth each
-// axis gets. Cell sizes do not change with growth, only the cells per axis
-// (the modulo of the hashing), so doubling axis i separates objects exactly
-// when their cell coordinates on i, taken modulo the new count, take more
-// distinct values. distinct[i][k]: the distinct coordinates of the objects'
-// min corners on axis i modulo 2^(bits_i + k). Each doubling goes to the
-// axis that gains the most (its distinct count grows the most), among
-// axes within 5 % of the best to the one with the fewest cells, so objects
-// spread evenly get one doubling per axis, as in the thesis; in a long
-// channel the long axis gets them all. Counted up to 2^22 cells per axis
-// (beyond, an axis gains nothing more). May throw std::bad_alloc before
-// anything changed.
+// growth_rule::by_occupancy: the grid's shape from where its objects are.
+// Cell sizes do not change with growth, only the cells per axis (the modulo
+// of the hashing): objects whose cell coordinates on axis i differ by a
+// multiple of the cells on i share cells. An axis along which the objects'
+// min corners span E cells is covered by S = E + 1 cells (the + 1: an object
+// reaches into the next cell); with 2^b cells on it, the objects take about
+// min(2^b, S) distinct coordinates there, and more cells separate nothing.
+// shape_for spends the `total` code bits so as to maximize the product of
+// those counts (spread_of): every axis starts at 4 cells (the minimum:
+// distinct neighbours), then each bit goes to the axis that gains the most
+// (a factor 2 while 2^(b+1) <= S, less for the last, partial doubling, 1
+// beyond), among axes within 1 % of the best to the one with the fewest
+// cells, then the lower one. The log of each count is concave in b, so the
+// greedy choice is the best product; bits that gain nothing anywhere go to
+// the axis with the fewest cells (room for a later spread). Objects that
+// fill a cube-like domain get the thesis' even shape; a channel along x gets
+// its cells along x (the thesis' uneven domain at 10^6: 16384 x 32 x 32
+// instead of 256^3); the product is never below the even shape's. One pass
+// over the objects' min corners.
 template <int D, class T>
-std::array<std::uint32_t, D> hash_grids_state<D, T>::split_growth(const grid& g, const std::vector<entry>& all) const {
-  constexpr std::uint32_t kMaxCountBits = 22;
-  std::array<std::array<double, D + 1>, D> distinct{};
-  std::vector<std::uint64_t> seen;
-  for (int i = 0; i < D; ++i)
-    for (int k = 0; k <= D; ++k) {
-      const std::uint32_t bits = std::min(g.bits[i] + static_cast<std::uint32_t>(k), kMaxCountBits);
-      const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
-      seen.assign(std::size_t{1} << (bits > 6 ? bits - 6 : 0), 0);
-      std::size_t used = 0;
-      for (const entry& e : all) {
-        const std::uint64_t c = static_cast<std::uint64_t>(floor_to_int(static_cast<double>(e.min(i)) * g.inv)) & mask;
-        const std::uint64_t bit = std::uint64_t{1} << (c & 63);
-        used += (seen[c >> 6] & bit) == 0;
-        seen[c >> 6] |= bit;
-      }
-      distinct[i][k] = static_cast<double>(std::max<std::size_t>(used, 1));
-    }
-  std::array<std::uint32_t, D> add{};
-  for (int t = 0; t < D; ++t) {
+std::array<std::uint32_t, D> hash_grids_state<D, T>::shape_for(const axis_extent& ext, std::uint32_t total) {
+  constexpr std::uint32_t kMinBits = 2;
+  std::array<double, D> span{};
+  std::array<std::uint32_t, D> bits{};
+  for (int i = 0; i < D; ++i) {
+    span[i] = ext.lo[i] <= ext.hi[i] ? static_cast<double>(ext.hi[i] - ext.lo[i]) + 2 : 1;
+    bits[i] = kMinBits;
+  }
+  for (std::uint32_t left = total > D * kMinBits ? total - D * kMinBits : 0; left > 0; --left) {
     std::array<double, D> gain{};
     double best = 0;
     for (int i = 0; i < D; ++i) {
-      gain[i] = distinct[i][add[i] + 1] / distinct[i][add[i]];
+      const double now = std::ldexp(1.0, static_cast<int>(bits[i]));
+      gain[i] = std::min(2 * now, span[i]) / std::min(now, span[i]);
       best = std::max(best, gain[i]);
     }
     int pick = -1;
     for (int i = 0; i < D; ++i)
-      if (gain[i] >= 0.95 * best && (pick < 0 || g.bits[i] + add[i] < g.bits[pick] + add[pick])) pick = i;
-    ++add[pick];
+      if (gain[i] >= 0.99 * best && (pick < 0 || bits[i] < bits[pick])) pick = i;
+    ++bits[pick];
   }
-  return add;
+  return bits;
+}
+
+// The product over the axes of min(cells, S) (see shape_for): about how many
+// distinct cells objects spread over the extent take with `bits` cells per axis.
+template <int D, class T>
+double hash_grids_state<D, T>::spread_of(const axis_extent& ext, const std::array<std::uint32_t, D>& bits) {
+  double s = 1;
+  for (int i = 0; i < D; ++i) {
+    const double span = ext.lo[i] <= ext.hi[i] ? static_cast<double>(ext.hi[i] - ext.lo[i]) + 2 : 1;
+    s *= std::min(span, std::ldexp(1.0, static_cast<int>(bits[i])));
+  }
+  return s;
+}
+
+template <int D, class T>
+void hash_grids_state<D, T>::add_extent(const grid& g, const std::vector<entry>& all, axis_extent& ext) {
+  for (const entry& e : all)
+    for (int i = 0; i < D; ++i) ext.add(i, floor_to_int(static_cast<double>(e.min(i)) * g.inv));
 }
 
 // ---- compaction ------------------------------------------------------------------
@@ -573,19 +638,67 @@ bool hash_grids_state<D, T>::bulk_insert(std::span<const box_t> bs, std::vector<
       if (incoming.size() < grids.size()) incoming.resize(grids.size(), 0);
       ++incoming[last_gid];
     }
+    // Grow before the objects come: the cell count grows by the thesis'
+    // steps (2^D) until the grid's objects and the incoming ones fit the
+    // density. An empty grid has nothing to rehash. With
+    // growth_rule::by_occupancy the shape follows the extent per axis of
+    // the incoming objects and those already in the grid (shape_for; a
+    // pass over a sample of the batch's min corners), and a grid that holds objects
+    // (at least the activation's first ones) is rehashed to it (reshape_grid).
+    const bool by_occupancy = cfg.growth == growth_rule::by_occupancy;
+    auto total_for = [&](const grid& g, std::size_t objects) {
+      std::uint32_t total = code_bits(g);
+      while (objects > (std::uint64_t{1} << total) / cfg.minimal_grid_density && total + D <= 31) total += D;
+      return total;
+    };
+    std::vector<axis_extent> extents;
+    if (by_occupancy) {
+      std::vector<std::uint8_t> wanted(incoming.size(), 0);
+      bool any = false;
+      for (std::size_t id = 0; id < incoming.size(); ++id)
+        if (incoming[id] != 0 && total_for(grids[id], grids[id].objects + incoming[id]) != code_bits(grids[id]))
+          wanted[id] = 1, any = true;
+      // Every stride-th box (at most 2^16 of them: the extent, not every
+      // object, is wanted), every box when a grid got fewer than 64 of its
+      // incoming objects that way.
+      auto measure = [&](std::size_t stride) {
+        extents.assign(incoming.size(), axis_extent{});
+        std::vector<std::size_t> seen(incoming.size(), 0);
+        std::uint32_t gid = npos;
+        for (std::size_t i = 0; i < n; i += stride) {
+          const box_t& b = bs[i];
+          const double eff = effective_size(b);
+          if (!is_bounded(b) || std::isinf(eff)) continue;
+          if (gid == npos || !fits(grids[gid], eff)) gid = existing_grid(eff);
+          if (gid == npos || gid >= wanted.size() || !wanted[gid]) continue;
+          ++seen[gid];
+          const grid& g = grids[gid];
+          for (int a = 0; a < D; ++a) extents[gid].add(a, floor_to_int(static_cast<double>(b.min[a]) * g.inv));
+        }
+        for (std::size_t id = 0; id < seen.size(); ++id)
+          if (wanted[id] && seen[id] < std::min<std::size_t>(incoming[id], 64)) return false;
+        return true;
+      };
+      if (any && !measure(std::max<std::size_t>(1, n >> 16))) measure(1);
+    }
     for (std::size_t id = 0; id < incoming.size(); ++id) {
       if (incoming[id] == 0) continue;
       grid& g = grids[id];
-      if (g.objects == 0 && cfg.growth == growth_rule::every_axis) {  // grow while empty: nothing to rehash
-        bool grown = false;
-        while (incoming[id] > g.cell_count() / cfg.minimal_grid_density && code_bits(g) + D <= 31) {
-          for (int a = 0; a < D; ++a) {
-            ++g.bits[a];
-            g.mask[a] = (1u << g.bits[a]) - 1;
+      if (g.objects == 0 || by_occupancy) {
+        const std::uint32_t total = total_for(g, g.objects + incoming[id]);
+        if (total != code_bits(g)) {
+          std::array<std::uint32_t, D> bits = g.bits;
+          std::vector<entry> all;
+          all.reserve(g.objects);
+          gather(g, all);
+          if (by_occupancy) {
+            add_extent(g, all, extents[id]);
+            bits = shape_for(extents[id], total);
+          } else {
+            for (int a = 0; a < D; ++a) bits[a] += (total - code_bits(g)) / D;
           }
-          grown = true;
+          reshape_grid(static_cast<std::uint32_t>(id), bits, all);
         }
-        if (grown) reset_grid(g);
       } else {
         for (std::uint64_t cells = 0; cells != g.cell_count();) {
           cells = g.cell_count();

@@ -710,7 +710,24 @@ struct hash_grids_state : grid_types<D, T> {
 
   // ---- growth and relayout (relayout.hpp) -------------------------------------------
   void maybe_grow(std::uint32_t gid, std::size_t extra);
-  std::array<std::uint32_t, D> split_growth(const grid& g, const std::vector<entry>& all) const;
+  // growth_rule::by_occupancy's shape (relayout.hpp): the objects' min-corner
+  // cell coordinates' range per axis, the cells per axis for a total of code bits
+  struct axis_extent {
+    std::array<std::int64_t, D> lo, hi;
+    axis_extent() {
+      lo.fill(std::numeric_limits<std::int64_t>::max());
+      hi.fill(std::numeric_limits<std::int64_t>::min());
+    }
+    void add(int i, std::int64_t c) {
+      lo[i] = std::min(lo[i], c);
+      hi[i] = std::max(hi[i], c);
+    }
+  };
+  static constexpr std::size_t kReshapeMin = 4096;  // a grid with fewer objects is never reshaped
+  static void add_extent(const grid& g, const std::vector<entry>& all, axis_extent& ext);
+  void reshape_grid(std::uint32_t gid, const std::array<std::uint32_t, D>& bits, const std::vector<entry>& all);
+  static std::array<std::uint32_t, D> shape_for(const axis_extent& ext, std::uint32_t total);
+  static double spread_of(const axis_extent& ext, const std::array<std::uint32_t, D>& bits);
   void compact(grid& g);
   bool bulk_move(std::span<const handle> hs, std::span<const box_t> bs, std::size_t& checked, bool fresh = false);
   bool bulk_insert(std::span<const box_t> bs, std::vector<handle>& out);
