@@ -288,9 +288,9 @@ result run_child(const std::string& method, const std::string& scenario, std::si
     c.strategy = update_strategy::rebuild;
     return measure(grid(c), scenario, n, steps, seed);
   }
-  if (method == "hhg-occupancy") {
+  if (method == "hhg-every-axis") {
     config c;
-    c.growth = growth_rule::by_occupancy;
+    c.growth = growth_rule::every_axis;
     return measure(grid(c), scenario, n, steps, seed);
   }
   for (const auto& [name, factor] : factor_variants) {
@@ -344,9 +344,9 @@ result run_boxes_child(const std::string& method, const std::vector<box<D, doubl
     c.strategy = update_strategy::rebuild;
     return measure_boxes(grid(c), boxes, steps, motion, seed);
   }
-  if (method == "hhg-occupancy") {
+  if (method == "hhg-every-axis") {
     config c;
-    c.growth = growth_rule::by_occupancy;
+    c.growth = growth_rule::every_axis;
     return measure_boxes(grid(c), boxes, steps, motion, seed);
   }
   if (method == "hhg") return measure_boxes(grid(config{}), boxes, steps, motion, seed);
@@ -448,7 +448,7 @@ std::vector<std::string> experiment_names() {
 /// them), then the peers compiled in.
 std::vector<std::string> offered_methods() {
   std::vector<std::string> v = method_names();
-  v.insert(v.begin() + 1, {"hhg-rebuild", "hhg-occupancy"});
+  v.insert(v.begin() + 1, {"hhg-rebuild", "hhg-every-axis"});
   for (const auto& p : peers::available()) v.push_back(p);
   return v;
 }
