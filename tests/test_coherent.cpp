@@ -197,7 +197,7 @@ TEST(CoherentThreads, InPlaceBatchesStayExactUnderSlowMotion) {
   auto t = small_tuning();
   t.bulk_changed_ratio = 1;
   t.compact_ratio = 40;  // compactions every few steps at this size
-  const auto c = run_slow<3, double>(t, 2500, 60, &pool, 5);
+  const auto c = run_slow<3, double>(t, 1500, 50, &pool, 5);
   EXPECT_GT(c.batch_in_place, 0u);
   EXPECT_GT(c.batch_two_pass, 0u);
   EXPECT_GT(c.walk_displaced, 0u);
@@ -209,7 +209,7 @@ TEST(CoherentThreads, InPlaceBatchesStayExactUnderSlowMotion) {
 TEST(Coherent, InPlaceBatchesStayExact2DFloat) {
   auto t = small_tuning();
   t.bulk_changed_ratio = 1;
-  const auto c = run_slow<2, float>(t, 2000, 50, nullptr, 9);
+  const auto c = run_slow<2, float>(t, 1500, 40, nullptr, 9);
   EXPECT_GT(c.batch_in_place, 0u);
   EXPECT_GT(c.walk_displaced, 0u);
 }
@@ -222,9 +222,9 @@ TEST(Coherent, DisplacedWalkWithoutCompaction) {
   t.bulk_changed_ratio = 1;
   t.compact_min = std::size_t{1} << 40;  // never
   t.displaced_share = 1;  // the unordered walk only past all objects displaced: never
-  const auto c = run_slow<3, float>(t, 2500, 40, nullptr, 13);
+  const auto c = run_slow<3, float>(t, 1500, 30, nullptr, 13);
   EXPECT_GT(c.batch_in_place, 0u);
-  EXPECT_GT(c.walk_displaced, 30u);
+  EXPECT_GT(c.walk_displaced, 20u);
   EXPECT_EQ(c.compactions, 0u);  // (levels made by the size changes are never laid out: those take the unordered walk)
 }
 
@@ -233,7 +233,7 @@ TEST(Coherent, DisplacedWalkWithoutCompaction) {
 TEST(Coherent, DefaultRuleTakesTheBulkMove) {
   auto t = small_tuning();
   t.bulk_changed_ratio = hhg::detail::tuning{}.bulk_changed_ratio;
-  const auto c = run_slow<3, double>(t, 3000, 30, nullptr, 21, false);
+  const auto c = run_slow<3, double>(t, 2000, 20, nullptr, 21, false);
   EXPECT_GT(c.batch_bulk, 1u);  // the first batch is always a bulk move; later ones by the rule
 }
 
