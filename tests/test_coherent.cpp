@@ -221,7 +221,7 @@ TEST(Coherent, DisplacedWalkWithoutCompaction) {
   auto t = small_tuning();
   t.bulk_changed_ratio = 1;
   t.compact_min = std::size_t{1} << 40;  // never
-  t.displaced_share = 1;  // the unordered walk only past all objects displaced: never
+  t.displaced_share = 1;                 // the unordered walk only past all objects displaced: never
   const auto c = run_slow<3, float>(t, 1500, 30, nullptr, 13);
   EXPECT_GT(c.batch_in_place, 0u);
   EXPECT_GT(c.walk_displaced, 20u);

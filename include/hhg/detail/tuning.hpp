@@ -22,10 +22,10 @@ struct tuning {
   std::size_t chunk_objects = 4096;  // finer-grid objects of an across-grid chunk
   std::size_t apart_index_min = 8;   // this many objects kept apart or more: paired through their index (apart.hpp)
   // update
-  std::size_t batch_two_pass = 4096;    // a batch move of fewer objects goes one by one, in order
-  std::size_t bulk_min = 4096;          // a batch of fewer moves is never a bulk move
-  std::size_t bulk_changed_ratio = 1000;  // bulk move when >= 1/1000 of the last batch changed cell
-  std::size_t chunk_moves = 16384;      // moves of a bulk-move chunk
+  std::size_t batch_two_pass = 4096;      // a batch move of fewer objects goes one by one, in order
+  std::size_t bulk_min = 4096;            // a batch of fewer moves is never a bulk move
+  std::size_t bulk_changed_ratio = 1000;  // bulk move when >= 1/1000 of the last batch changed cell (docs: Batch moves)
+  std::size_t chunk_moves = 16384;        // moves of a bulk-move chunk
 };
 
 // How often each path ran (since construction or the last reset); tests
