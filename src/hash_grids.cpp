@@ -265,6 +265,19 @@ void hash_grids<D, T>::move(std::span<const handle> hs, std::span<const box_type
     }
     return;
   }
+  // Handles of consecutive slots (hs[i].index == hs[0].index + i: a
+  // structure filled once and moved as a whole): each object's place in the
+  // batch follows from its slot, so no handle is repeated and the boxes can
+  // be read in the order of the grids' pools (the in-place first pass below).
+  // (the first pass reads every grid object: only for a batch that moves
+  // at least half of them)
+  std::size_t grid_objects = 0;
+  for (const auto& g : s.grids) grid_objects += g.objects;
+  bool consecutive = !hs.empty() && 2 * hs.size() >= grid_objects;
+  if (consecutive) {
+    const std::uint32_t first = hs[0].index;
+    for (std::size_t i = 0; i < hs.size(); ++i) consecutive &= hs[i].index - first == i;
+  }
   // Two passes. The first stores the box of every object that keeps its cell
   // (the common case) and sets aside the others, which the second moves in
   // the order of their old cells: those moves then walk the cell tables and
@@ -272,11 +285,69 @@ void hash_grids<D, T>::move(std::span<const handle> hs, std::span<const box_type
   // old and the new cell's records and blocks). The result is the same as the
   // moves in order: an object set aside is marked `pending`, so a later move
   // of the same object in the batch is set aside too, behind it.
-  ++s.paths.batch_two_pass;
-  s.pending.assign((s.slots.size() + 63) / 64, 0);  // may throw: nothing changed yet
   auto& later = s.deferred;
   later.clear();
-  for (std::size_t i = 0; i < n; ++i) {
+  if (consecutive) {
+    // In place. The first pass walks each grid's cells and pools in their
+    // order (the pool is in cell order after a layout) and reads each
+    // object's new box from the batch (bs[index - first], fetched 16
+    // objects ahead): an object that keeps its cell is written where it lies, a
+    // sequential write, where the pass in batch order writes each entry at
+    // a random place of the pool (and reads its slot). The others (a cell
+    // or grid change, or not in a grid) are set aside as in the two-pass
+    // path below.
+    ++s.paths.batch_in_place;
+    const std::uint32_t first = hs[0].index;
+    for (std::uint32_t gid = 0; gid < s.grids.size(); ++gid) {
+      auto& g = s.grids[gid];
+      const auto* occ = g.occupied.data();
+      auto* pool = g.pool.data();
+      const std::size_t cells = g.occupied.size();
+      // a cursor 16 objects ahead fetches their boxes (crowded cells too)
+      std::size_t ka = 0;
+      std::uint32_t ja = 0;
+      auto fetch_ahead = [&] {
+        while (ka < cells && ja >= occ[ka].count) {
+          ++ka;
+          ja = 0;
+          if (ka + 16 < cells) __builtin_prefetch(pool + occ[ka + 16].block);
+        }
+        if (ka == cells) return;
+        const std::uint32_t i = pool[occ[ka].block + ja++].id.index - first;
+        if (i < n) {
+          __builtin_prefetch(&bs[i]);
+          __builtin_prefetch(reinterpret_cast<const char*>(&bs[i] + 1) - 1);
+        }
+      };
+      for (int a = 0; a < 16; ++a) fetch_ahead();
+      for (std::size_t k = 0; k < cells; ++k) {
+        const auto& oc = occ[k];
+        for (std::uint32_t j = 0; j < oc.count; ++j) {
+          fetch_ahead();
+          auto& e = pool[oc.block + j];
+          const std::uint32_t i = e.id.index - first;
+          if (i >= n) continue;  // not in the batch
+          const box_type& b = bs[i];
+          if (is_bounded(b) && s.fits(g, state::effective_size(b))) {
+            std::uint32_t reach;
+            if (state::cell_and_reach(g, b, reach) == oc.cell) {  // Algorithm 2: same cell, nothing moves
+              e.set(b);
+              e.set_reach(reach);
+              continue;
+            }
+          }
+          later.push_back({i, oc.cell});  // may throw: the boxes stored so far stay
+        }
+      }
+    }
+    for (const auto* v : {&s.list, &s.apart})
+      for (const auto& e : *v)
+        if (e.id.index - first < n) later.push_back({e.id.index - first, detail::npos});
+  } else {
+    ++s.paths.batch_two_pass;
+    s.pending.assign((s.slots.size() + 63) / 64, 0);  // may throw: nothing changed yet
+  }
+  for (std::size_t i = 0; i < n && !consecutive; ++i) {
     prefetch(i);
     const handle h = hs[i];
     const box_type& b = bs[i];

@@ -260,8 +260,7 @@ struct hash_grids_state : grid_types<D, T> {
     n.add_give(static_cast<int>(oc.klass));  // the cell's block, emptied or relocated
     if (oc.count == 1) {
       n.free_brick = true;
-    } else if (static_cast<int>(oc.klass) > base_class &&
-               2 * (oc.count - 1) <= class_capacity(static_cast<int>(oc.klass))) {
+    } else if (shrinks(g, oc, oc.count - 1)) {
       n.add_take(std::max(base_class, class_for(oc.count - 1)));
     }
   }
@@ -325,6 +324,18 @@ struct hash_grids_state : grid_types<D, T> {
     reserve(grids[gid], n);
   }
 
+  // Whether a cell left with `left` objects moves to a smaller block (at most
+  // half full: best fit). A block in the ordered part of the pool keeps its
+  // place and its room: moved, the cell would be displaced (walked apart by
+  // detection until the next compaction), and the room it keeps takes the
+  // next object that enters the cell in place. Under slow motion (objects
+  // leave and enter neighbouring cells) this halves the cells written out of
+  // order (docs/hash_grids.md, Update strategies).
+  bool shrinks(const grid& g, const occupied_cell& oc, std::uint32_t left) const {
+    return static_cast<int>(oc.klass) > base_class && 2 * left <= class_capacity(static_cast<int>(oc.klass)) &&
+           !(g.ordered && oc.block < g.ordered_end);
+  }
+
   // Adds entry e to grid gid (slot table updated). No growth check.
   void add_to_grid(std::uint32_t gid, const entry& e) {
     grid& g = grids[gid];
@@ -346,7 +357,9 @@ struct hash_grids_state : grid_types<D, T> {
     }
     g.pool[oc.block + oc.count] = e;
     g.pool[oc.block + oc.count].set_reach(reach);
-    ++g.displaced;
+    // (an object written into the room of a block in the ordered part is in
+    // cell order: only what lands above ordered_end counts toward compaction)
+    g.displaced += !g.ordered || oc.block >= g.ordered_end;
     slot& s = slots[e.id.index];
     s.cell = code;
     s.at = oc.block + oc.count;
@@ -381,7 +394,7 @@ struct hash_grids_state : grid_types<D, T> {
         cell_ref(g, g.occupied[oi].cell) = oi + 1;
       }
       g.occupied.pop_back();
-    } else if (static_cast<int>(oc.klass) > base_class && 2 * oc.count <= class_capacity(static_cast<int>(oc.klass))) {
+    } else if (shrinks(g, oc, oc.count)) {
       relocate(g, oc, std::max(base_class, class_for(oc.count)));  // at most half full: best fit
     }
   }

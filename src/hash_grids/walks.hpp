@@ -328,39 +328,66 @@ struct grid_walks : grid_types<D, T> {
     const occupied_cell* occ = g.occupied.data();
     const std::uint32_t mx = axis_term(g, 0, g.mask[0]), my = axis_term(g, 1, g.mask[1]),
                         mz = D == 3 ? axis_term(g, D - 1, g.mask[D - 1]) : 0;
-    for (std::size_t c = c0; c < c1; ++c) {
-      const std::uint32_t di = job.displaced[c];
-      const occupied_cell& oc = occ[di];
-      const entry* cell = pool + oc.block;
-      ++w.cells_visited;
-      for (std::uint32_t i = 0; i < oc.count; ++i) w.test_against(cell[i], cell + i + 1, oc.count - i - 1, sink);
+    constexpr int kNb = D == 3 ? 27 : 9;
+    // The displaced cells are few and far apart: every neighbour lookup
+    // (directory, brick, record, block) is a cache miss of its own. They are
+    // done kAhead cells before the cell is tested, without branches, and
+    // the neighbours' blocks fetched then, so that the misses of several
+    // cells overlap (as in the unordered walk's ring).
+    constexpr std::size_t kAhead = 6;
+    struct looked {
+      std::array<std::uint32_t, kNb> block, count;  // count 0: empty, the cell itself, or tested from there
+    };
+    std::array<looked, kAhead> ring;
+    auto look = [&](std::size_t c, looked& out) {
+      const occupied_cell& oc = occ[job.displaced[c]];
+      __builtin_prefetch(pool + oc.block);
       // neighbour codes in dilated arithmetic, as in detect_unordered
       const std::uint32_t code = oc.cell;
       const std::uint32_t x1 = code & mx, y1 = code & my, z1 = code & mz;
       const std::array<std::uint32_t, 3> xs{(x1 - 1) & mx, x1, ((x1 | ~mx) + 1) & mx};
       const std::array<std::uint32_t, 3> ys{(y1 - 1) & my, y1, ((y1 | ~my) + 1) & my};
       const std::array<std::uint32_t, 3> zs{(z1 - 1) & mz, z1, ((z1 | ~mz) + 1) & mz};
-      for (int t3 = 0; t3 < (D == 3 ? 27 : 9); ++t3) {
+      for (int t3 = 0; t3 < kNb; ++t3) {
         const std::uint32_t nc = xs[t3 % 3] | ys[(t3 / 3) % 3] | (D == 3 ? zs[t3 / 9] : 0);
-        if (nc == code) continue;
         const std::uint32_t r = lookup(g, nc);
-        if (r == 0) continue;
-        const occupied_cell& nb = occ[r - 1];
-        if (nb.block >= g.ordered_end && nb.cell < code) continue;  // that one tests this one
+        const std::uint32_t hit = r != 0;
+        const occupied_cell& nb = occ[r - hit];  // occ[0] when empty, masked
+        // of two displaced neighbours, the one with the smaller code tests
+        // the other (and the cell itself has the same code)
+        const bool skip = nb.block >= g.ordered_end && nb.cell <= code;
+        out.count[t3] = nb.count & (0u - (hit & static_cast<std::uint32_t>(!skip)));
+        out.block[t3] = nb.block;
+        __builtin_prefetch(pool + nb.block);
+      }
+    };
+    for (std::size_t c = c0; c < c0 + kAhead && c < c1; ++c) look(c, ring[c % kAhead]);
+    for (std::size_t c = c0; c < c1; ++c) {
+      if (c + kAhead + 4 < c1) __builtin_prefetch(&occ[job.displaced[c + kAhead + 4]]);
+      const looked lk = ring[c % kAhead];
+      if (c + kAhead < c1) look(c + kAhead, ring[c % kAhead]);
+      const std::uint32_t di = job.displaced[c];
+      const occupied_cell& oc = occ[di];
+      const entry* cell = pool + oc.block;
+      ++w.cells_visited;
+      for (std::uint32_t i = 0; i < oc.count; ++i) w.test_against(cell[i], cell + i + 1, oc.count - i - 1, sink);
+      for (int t3 = 0; t3 < kNb; ++t3) {
+        const std::uint32_t count = lk.count[t3];
+        if (count == 0) continue;
         std::uint32_t need_own = 0, need_nb = 0;
         for (int a = 0, t = t3; a < D; ++a, t /= 3) {
           need_own |= static_cast<std::uint32_t>(t % 3 == 2) << a;
           need_nb |= static_cast<std::uint32_t>(t % 3 == 0) << a;
         }
-        const entry* others = pool + nb.block;
+        const entry* others = pool + lk.block[t3];
         for (std::uint32_t i = 0; i < oc.count; ++i) {
           if ((cell[i].reach() & need_own) != need_own) continue;
           if (need_nb == 0) {
-            w.test_against(cell[i], others, nb.count, sink);
+            w.test_against(cell[i], others, count, sink);
             continue;
           }
           const query qa(cell[i]);
-          for (std::uint32_t j = 0; j < nb.count; ++j) {
+          for (std::uint32_t j = 0; j < count; ++j) {
             if ((others[j].reach() & need_nb) != need_nb) continue;
             ++w.box_tests;
             if (qa.hits(others[j])) [[unlikely]]

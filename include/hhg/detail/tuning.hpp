@@ -22,10 +22,10 @@ struct tuning {
   std::size_t chunk_objects = 4096;  // finer-grid objects of an across-grid chunk
   std::size_t apart_index_min = 8;   // this many objects kept apart or more: paired through their index (apart.hpp)
   // update
-  std::size_t batch_two_pass = 4096;    // a batch move of fewer objects goes one by one, in order
-  std::size_t bulk_min = 4096;          // a batch of fewer moves is never a bulk move
-  std::size_t bulk_changed_ratio = 25;  // bulk move when >= 1/25 of the last batch changed cell
-  std::size_t chunk_moves = 16384;      // moves of a bulk-move chunk
+  std::size_t batch_two_pass = 4096;      // a batch move of fewer objects goes one by one, in order
+  std::size_t bulk_min = 4096;            // a batch of fewer moves is never a bulk move
+  std::size_t bulk_changed_ratio = 1000;  // bulk move when >= 1/1000 of the last batch changed cell (docs: Batch moves)
+  std::size_t chunk_moves = 16384;        // moves of a bulk-move chunk
 };
 
 // How often each path ran (since construction or the last reset); tests
@@ -35,6 +35,7 @@ struct path_counters {
   std::uint64_t cells_flat = 0, cells_crowded = 0, rows_searched = 0;
   std::uint64_t compactions = 0;
   std::uint64_t batch_one_by_one = 0, batch_two_pass = 0, batch_bulk = 0, bulk_inserts = 0;
+  std::uint64_t batch_in_place = 0;  // two-pass batches whose first pass ran in pool order (consecutive slots)
   std::uint64_t rebuilds = 0, grid_growths = 0;
   std::uint64_t parallel_detections = 0;
   std::uint64_t apart_index = 0;    // detections that paired the objects kept apart through their index
