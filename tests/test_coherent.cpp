@@ -196,7 +196,7 @@ TEST(CoherentThreads, InPlaceBatchesStayExactUnderSlowMotion) {
   hhg::thread_pool pool(2);
   auto t = small_tuning();
   t.bulk_changed_ratio = 1;
-  t.compact_ratio = 40;  // compactions every few steps at this size
+  t.compact_ratio = 16;  // compactions every few steps at this size
   const auto c = run_slow<3, double>(t, 1500, 50, &pool, 5);
   EXPECT_GT(c.batch_in_place, 0u);
   EXPECT_GT(c.batch_two_pass, 0u);

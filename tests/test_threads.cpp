@@ -232,9 +232,11 @@ TEST(PathsThreads, OrderedWalkAndBulkMoveRun) {
 TEST(PathsThreads, UnorderedWalkRunsWhenNothingIsLaidOut) {
   path_case pc{small_tuning(), false, false, true, 2};
   pc.tune.compact_min = 1u << 30;  // never compacted: the grids stay unordered
+  pc.tune.bulk_min = 1u << 30;     // inserted one by one too: no grid is ever laid out
   const auto c = run_paths(pc);
   EXPECT_GT(c.walk_unordered, 0u);
   EXPECT_EQ(c.walk_ordered, 0u);
+  EXPECT_EQ(c.bulk_inserts, 0u);
 }
 
 TEST(PathsThreads, DisplacedWalkRunsForCellsWrittenAfterALayout) {
