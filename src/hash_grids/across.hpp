@@ -41,6 +41,8 @@ struct across_walk : grid_types<D, T> {
   // with sizes over a factor 12, together with the shared gathering below:
   // detection 556 -> 370 ms). The scratch is 16 bytes per object of the
   // finer grid, kept for the next detection.
+  // Two steps: the keys (prepare, one task per grid pair), then their sort
+  // (sort, on every worker: detection.hpp runs it after the tasks).
   static void prepare(const grid& g, const grid& h, pair_job& j) {
     auto& across = j.keys;
     across.clear();
@@ -54,7 +56,10 @@ struct across_walk : grid_types<D, T> {
         across.push_back(std::uint64_t{code} << 32 | at);
         j.beyond[at] = static_cast<std::uint8_t>(reach);
       }
-    radix_sort(across, j.tmp, code_bits(h), [](std::uint64_t v) { return static_cast<std::uint32_t>(v >> 32); });
+  }
+  static void sort(executor* exec, std::size_t chunk_items, const grid& h, pair_job& j) {
+    parallel_radix_sort(exec, chunk_items, j.keys, j.tmp, code_bits(h),
+                        [](std::uint64_t v) { return static_cast<std::uint32_t>(v >> 32); });
   }
 
   template <class Sink>

@@ -105,6 +105,7 @@ struct detection_scratch {
         AW::prepare(s.grids[pj.fine], s.grids[pj.coarse], pj);
       }
     });
+    for (auto& pj : pjobs) AW::sort(s.exec, tu.chunk_moves, s.grids[pj.coarse], pj);  // each on every worker
     // the ordered grids' rows, in parts of every grid in one run, then placed
     // and copied in another (walks.hpp)
     const std::size_t part = 8 * std::max<std::size_t>(tu.chunk_cells, 1);
