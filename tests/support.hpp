@@ -19,6 +19,7 @@
 #include "hhg/box.hpp"
 #include "hhg/brute_force.hpp"
 #include "hhg/config.hpp"
+#include "hhg/detail/tuning.hpp"
 #include "hhg/handle.hpp"
 #include "hhg/hash_grids.hpp"
 #include "hhg/scenes.hpp"
@@ -474,6 +475,19 @@ void run_sequence(std::uint64_t seed, const named_config& nc, int operations) {
     }
   }
   ASSERT_TRUE(m.check());
+}
+
+// Thresholds that force every path, and chunks of a few dozen items, at test
+// sizes (the path and thread tests).
+inline hhg::detail::tuning small_tuning() {
+  hhg::detail::tuning t;
+  t.bulk_min = 64;
+  t.batch_two_pass = 64;
+  t.chunk_moves = 97;
+  t.chunk_cells = 37;
+  t.chunk_objects = 53;
+  t.compact_min = 64;
+  return t;
 }
 
 }  // namespace hhg_test

@@ -16,8 +16,11 @@
 #include "hhg/executor.hpp"
 #include "hhg/hash_grids.hpp"
 #include "hhg/scenes.hpp"
+#include "support.hpp"
 
 namespace {
+
+using hhg_test::small_tuning;
 
 using hhg::handle;
 using hhg::handle_pair;
@@ -111,17 +114,6 @@ std::vector<handle_pair> brute(const slow_scene<D, T>& sc, const std::vector<han
 std::vector<handle_pair> canonical(std::vector<handle_pair> v) {
   hhg::canonicalize(v);
   return v;
-}
-
-hhg::detail::tuning small_tuning() {
-  hhg::detail::tuning t;
-  t.bulk_min = 64;
-  t.batch_two_pass = 64;
-  t.chunk_moves = 97;
-  t.chunk_cells = 37;
-  t.chunk_objects = 53;
-  t.compact_min = 64;
-  return t;
 }
 
 // Runs `steps` steps of slow motion. Each step: one batch of the live

@@ -16,8 +16,11 @@
 #include "hhg/executor.hpp"
 #include "hhg/hash_grids.hpp"
 #include "hhg/scenes.hpp"
+#include "support.hpp"
 
 namespace {
+
+using hhg_test::small_tuning;
 
 using hhg::box;
 using hhg::handle;
@@ -93,17 +96,6 @@ std::uint64_t mix(std::uint64_t h, const std::vector<handle_pair>& pairs) {
       h *= 0x100000001b3ull;
     }
   return h ^ pairs.size();
-}
-
-hhg::detail::tuning small_tuning() {
-  hhg::detail::tuning t;
-  t.bulk_min = 64;
-  t.batch_two_pass = 64;
-  t.chunk_moves = 97;
-  t.chunk_cells = 37;
-  t.chunk_objects = 53;
-  t.compact_min = 64;
-  return t;
 }
 
 // Runs the scene for `steps` steps on `threads` workers (0: no executor) and
