@@ -488,6 +488,7 @@ void hash_grids<D, T>::clear() {
   s.apart.clear();
   s.count = 0;
   s.active = false;
+  s.reset_ladder();
   s.rebuild_pending = false;
 }
 
@@ -532,7 +533,7 @@ std::vector<handle> hash_grids<D, T>::insert(std::span<const box_type> bs) {
   std::size_t first = 0;
   if (!s.active && s.count + bs.size() > s.cfg.activation_threshold) {
     first = s.cfg.activation_threshold + 1 - s.count;
-    s.anchor_hint = s.anchor_cell(bs);  // the ladder anchored for the whole batch (used by the activation below)
+    s.plan_ladder(bs);  // the ladder anchored, and spaced, for the whole batch (used by the activation below)
   }
   out.reserve(bs.size());
   try {
@@ -554,7 +555,10 @@ std::vector<handle> hash_grids<D, T>::insert(std::span<const box_type> bs) {
       }
     }
   } catch (...) {
-    s.anchor_hint = 0;
+    if (s.active)
+      s.anchor_hint = 0;
+    else
+      s.reset_ladder();
     for (auto it = out.rbegin(); it != out.rend(); ++it) remove(*it);
     throw;
   }

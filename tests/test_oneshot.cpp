@@ -1,5 +1,5 @@
 // One-shot pairs (issue 19): the bulk insert of a whole batch, whose first
-// grid level is anchored for the whole batch (anchor_cell, state.hpp), then
+// grid level is anchored for the whole batch (anchor_cell, levels.hpp), then
 // one detection. Every case is compared with a brute-force oracle written
 // here (closed overlap, every pair i < j), on P. Terdiman's kind of data,
 // many levels, touching and zero-size boxes, far from the origin, in 2D and

@@ -93,12 +93,17 @@ void add_grid_options(CLI::App* sub, grid_options& g) {
       ->capture_default_str()
       ->check(CLI::IsMember({"every-axis", "by-occupancy"}))
       ->group(group);
+  sub->add_flag("--fixed-factor", g.fixed_factor,
+                "Every level --factor apart (default: a batch of 65536 boxes or more may space the levels it spans "
+                "wider, from an estimate of the detection's cost)")
+      ->group(group);
 }
 
 config make_config(const grid_options& g, int dim, const std::string& command) {
   const std::string prefix = command + ": bad hash grid configuration: ";
   config c;
   c.hierarchy_factor = g.factor;
+  c.adaptive_factor = !g.fixed_factor;
   c.minimal_grid_density = g.density;
   c.activation_threshold = g.threshold > std::numeric_limits<std::size_t>::max()
                                ? std::numeric_limits<std::size_t>::max()

@@ -40,12 +40,13 @@ struct grid_options {
   std::uint32_t cell_capacity = config{}.cell_capacity;
   std::string strategy = "incremental";
   std::string growth = "by-occupancy";
+  bool fixed_factor = !config{}.adaptive_factor;
   /// True when every flag has its default value.
   bool is_default() const { return *this == grid_options{}; }
   friend bool operator==(const grid_options&, const grid_options&) = default;
 };
 /// Adds --factor, --density, --threshold, --cells, --cell-capacity,
-/// --strategy, --growth in the group "Hash grid configuration".
+/// --strategy, --growth, --fixed-factor in the group "Hash grid configuration".
 void add_grid_options(CLI::App* sub, grid_options& g);
 /// The configuration the flags describe for dimension `dim`; a bad combination
 /// is a usage_error naming the flag ("<command>: bad hash grid configuration: ...").

@@ -270,6 +270,7 @@ void write_summary_json(std::FILE* f, const run_options& o, const config& cfg, c
   j["peak_bytes_per_object"] = json_number(s.n ? static_cast<double>(s.peak_rise) / n : 0.0);
   j["check"] = o.check;
   j["config"] = {{"factor", json_number(cfg.hierarchy_factor)},
+                 {"adaptive_factor", cfg.adaptive_factor},
                  {"density", cfg.minimal_grid_density},
                  {"threshold", cfg.activation_threshold},
                  {"cells", std::vector<std::uint32_t>(cfg.initial_cells.begin(), cfg.initial_cells.begin() + o.dim)},

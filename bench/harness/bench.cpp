@@ -297,6 +297,7 @@ result run_child(const std::string& method, const std::string& scenario, std::si
     if (method != name) continue;
     config c;
     c.hierarchy_factor = factor;
+    c.adaptive_factor = false;  // Fig. 23-24: the factor itself
     return measure(grid(c), scenario, n, steps, seed);
   }
   if (method == "hhg") return measure(grid(config{}), scenario, n, steps, seed);

@@ -45,8 +45,22 @@ struct config {
   /// thesis uses 2: each level costs every finer object a walk through its
   /// cells, and at 10^6 objects fewer levels win (sizes uniform over a factor
   /// 12: 369 -> 230 ms a step; log-uniform over 1 to 1000: 889 -> 532 ms;
-  /// equal sizes: one level either way). docs/hash_grids.md, Levels.
+  /// equal sizes: one level either way). With adaptive_factor, the smallest
+  /// ratio: a large batch may get a larger one. docs/hash_grids.md, Levels.
   double hierarchy_factor = 4.0;
+
+  /// Default true. When one insert of a span of at least 65536 boxes
+  /// activates the grids (all_pairs and `hhg pairs` do), the levels that the
+  /// batch's sizes span are hierarchy_factor times a power of two apart: the
+  /// one with the least detection cost estimated on a sample of the batch
+  /// (an object pays a walk per coarser level; objects sharing a cell pay a
+  /// test per pair). Sizes uniform over 1 to 12 then share one level (177 ->
+  /// 126 ms a step at 10^6), sizes log-uniform over 1 to 1000 too (460 ->
+  /// 131 ms), while small objects that would crowd a large object's cells
+  /// keep their own level. Levels created later for sizes outside the
+  /// batch's range are hierarchy_factor apart. Objects inserted one by one,
+  /// or false: always hierarchy_factor.
+  bool adaptive_factor = true;
 
   /// Number of cells per axis of a newly created grid (waLBerla x/y/zCellCount).
   /// Each must be a power of two, at least 4 (so every cell has distinct

@@ -587,6 +587,9 @@ hhg::config parse_config(const py::kwargs& kw) {
       if (!py::isinstance<py::float_>(v) && !py::isinstance<py::int_>(v))
         throw py::type_error("hierarchy_factor must be a number");
       c.hierarchy_factor = v.cast<double>();
+    } else if (key == "adaptive_factor") {
+      if (!py::isinstance<py::bool_>(v)) throw py::type_error("adaptive_factor must be a bool");
+      c.adaptive_factor = v.cast<bool>();
     } else if (key == "initial_cells") {
       if (py::isinstance<py::int_>(v)) {
         const std::uint32_t n = u32_field(key, v);
@@ -641,6 +644,7 @@ hhg::config parse_config(const py::kwargs& kw) {
 py::dict config_dict(const hhg::config& c) {
   py::dict d;
   d["hierarchy_factor"] = c.hierarchy_factor;
+  d["adaptive_factor"] = c.adaptive_factor;
   d["initial_cells"] = py::make_tuple(c.initial_cells[0], c.initial_cells[1], c.initial_cells[2]);
   d["minimal_grid_density"] = c.minimal_grid_density;
   d["growth"] = c.growth == hhg::growth_rule::every_axis ? "every_axis" : "by_occupancy";
@@ -1296,7 +1300,7 @@ Structure(method, dim=3, dtype="float64", workers=None). Objects are boxes
                                           R"(The hierarchical hash grid (hhg::hash_grids) with batched queries.
 
 HashGrids(dim=3, dtype="float64", workers=None, **config): config keywords are the
-fields of hhg::config: hierarchy_factor, initial_cells (int or 2-3 ints),
+fields of hhg::config: hierarchy_factor, adaptive_factor, initial_cells (int or 2-3 ints),
 minimal_grid_density, growth ("every_axis" | "by_occupancy"),
 activation_threshold (int, None = never), cell_capacity, occupied_cells_capacity,
 strategy ("incremental" | "rebuild"). A bad value raises hhg.Error.

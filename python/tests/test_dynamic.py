@@ -105,6 +105,8 @@ def test_hash_grids_config_keywords():
     assert c["hierarchy_factor"] == 3.0 and c["initial_cells"] == (4, 8, 16) and c["growth"] == "by_occupancy"
     assert c["strategy"] == "rebuild" and c["activation_threshold"] == 0 and c["cell_capacity"] == 4
     assert hhg.HashGrids(activation_threshold=None).config["activation_threshold"] is None
+    assert c["adaptive_factor"] is True
+    assert hhg.HashGrids(adaptive_factor=False).config["adaptive_factor"] is False
     assert hhg.HashGrids(initial_cells=32).config["initial_cells"] == (32, 32, 32)
     bx = boxes("decades", 400, 3, np.float64, seed=3)
     ids = g.insert(bx)
@@ -124,6 +126,7 @@ def test_hash_grids_config_keywords():
     ({"cell_capacity": 0}, hhg.Error), ({"growth": "sideways"}, hhg.Error),
     ({"strategy": "lazy"}, hhg.Error), ({"activation_threshold": -1}, hhg.Error),
     ({"no_such_field": 1}, TypeError), ({"minimal_grid_density": 2.5}, TypeError),
+    ({"adaptive_factor": 1}, TypeError),
     ({"dim": 4}, ValueError), ({"dtype": "int32"}, TypeError), ({"workers": 0}, ValueError),
 ])
 def test_bad_construction(kw, exc):

@@ -916,7 +916,7 @@ void distributed_hash_grids<D, T>::init(MPI_Comm comm, const distributed_config&
     message = e.what();
   }
   // The same configuration on every rank: compare min and max of each field.
-  constexpr int nf = 12 + 3 * D;
+  constexpr int nf = 13 + 3 * D;
   double fields[nf] = {c.grid.hierarchy_factor,
                        double(c.grid.initial_cells[0]),
                        double(c.grid.initial_cells[1]),
@@ -928,13 +928,14 @@ void distributed_hash_grids<D, T>::init(MPI_Comm comm, const distributed_config&
                        double(static_cast<int>(c.grid.strategy)),
                        c.rebalance_factor,
                        double(c.samples_per_rank),
-                       domain ? 1.0 : 0.0};
+                       domain ? 1.0 : 0.0,
+                       c.grid.adaptive_factor ? 1.0 : 0.0};
   // The periodic domain: which axes wrap, and their bounds (others ignored).
   for (int i = 0; i < D; ++i) {
     const bool wraps = domain && domain->periodic[i];
-    fields[12 + 3 * i] = wraps ? 1.0 : 0.0;
-    fields[13 + 3 * i] = wraps ? static_cast<double>(domain->bounds.min[i]) : 0.0;
-    fields[14 + 3 * i] = wraps ? static_cast<double>(domain->bounds.max[i]) : 0.0;
+    fields[13 + 3 * i] = wraps ? 1.0 : 0.0;
+    fields[14 + 3 * i] = wraps ? static_cast<double>(domain->bounds.min[i]) : 0.0;
+    fields[15 + 3 * i] = wraps ? static_cast<double>(domain->bounds.max[i]) : 0.0;
   }
   double lo[nf], hi[nf];
   for (double& f : fields)

@@ -15,6 +15,7 @@
 #include <span>
 
 #include "hash_grids/cells.hpp"
+#include "hash_grids/levels.hpp"
 #include "hash_grids/parallel.hpp"
 
 namespace hhg {
@@ -72,7 +73,10 @@ struct hash_grids_state : grid_types<D, T> {
   std::uint32_t free_tail = npos;  // the free list's last slot; retired slots are its tail (release_slot)
   std::size_t count = 0;
   bool active = false;
-  double anchor_hint = 0;  // the first level's cell size for activate, from a whole batch (anchor_cell); 0: none
+  double anchor_hint = 0;  // the first level's cell size for activate, from a whole batch (plan_ladder); 0: none
+  // The ladder's factor at and above ladder_floor (a batch's, plan_ladder); below it cfg.hierarchy_factor.
+  double ladder_f = cfg.hierarchy_factor;
+  double ladder_floor = std::numeric_limits<double>::infinity();
   bool rebuild_pending = false;
   int base_class = 0;
   bool in_detection = false;  // a detection is running (its callback must not change the structure)
@@ -163,7 +167,7 @@ struct hash_grids_state : grid_types<D, T> {
         double prev = g.lower, x = g.lower;
         while (eff < x) {
           prev = x;
-          x /= f;
+          x /= step_below(x);
         }
         return new_grid(prev, x, i);  // x <= eff < prev
       }
@@ -427,47 +431,27 @@ struct hash_grids_state : grid_types<D, T> {
     }
   }
 
-  // The first level's cell size for a batch that activates the grids (the
-  // batch is known whole; the objects present at activation are only a
-  // sample, and a larger object of the batch would make a level f times
-  // coarser): sqrt(2) times the typical mean edge of the objects that share
-  // the top level (sizes within a factor f of the largest), but above the
-  // largest. Equal cubes keep activate's sqrt(2) times their size; when
-  // sizes spread below the largest, or boxes are not cubes, cells sqrt(2)
-  // times the largest are about twice the typical object. Measured at 10^5,
-  // one-shot first detection (box tests, ms), sqrt(2) x largest against this:
-  // P. Terdiman's data 14.1 M, 27.5 -> 8.9 M, 22.5; sizes x12 (`varied`)
-  // 2.9 M, 15.9 -> 1.9 M, 10.7; 10x1x1 boxes 19.9 M, 28.7 -> 9.9 M, 14.2;
-  // equal cubes 5.8 -> 5.8. Typical: the median over up to 4096 evenly
-  // spaced objects. 0 when no box is bounded with a finite size.
-  double anchor_cell(std::span<const box_t> bs) const {
-    double top = 0;
-    for (const box_t& b : bs) {
-      const double eff = is_bounded(b) ? effective_size(b) : 0;
-      if (std::isfinite(eff)) top = std::max(top, eff);
-    }
-    if (!(top > 0) || !std::isfinite(top * 2)) return 0;
-    std::vector<double> near;  // the sampled mean edges of the objects within a factor f of the top
-    const std::size_t step = bs.size() / 4096 + 1;
-    for (std::size_t i = 0; i < bs.size(); i += step) {
-      const double eff = is_bounded(bs[i]) ? effective_size(bs[i]) : 0;
-      if (!std::isfinite(eff) || !(eff * cfg.hierarchy_factor > top)) continue;
-      double sum = 0, longest = 0;
-      for (int a = 0; a < D; ++a) {
-        const double e = static_cast<double>(bs[i].max[a]) - static_cast<double>(bs[i].min[a]);
-        sum += e;
-        longest = std::max(longest, e);
-      }
-      // the mean edge, scaled as the effective size scales the longest (a cube: its effective size)
-      near.push_back(longest > 0 ? eff * (sum / D / longest) : eff);
-    }
-    const double above = top * (1 + 1.0 / 64);  // (every object fits below it)
-    if (near.empty()) return above;
-    const auto mid = near.begin() + static_cast<std::ptrdiff_t>(near.size() / 2);
-    std::nth_element(near.begin(), mid, near.end());
-    const double c = std::max(*mid * std::sqrt(std::min(cfg.hierarchy_factor, 2.0)), above);
-    if (!std::isfinite(c) || c / cfg.hierarchy_factor > top) return 0;  // (a factor below 1 + 1/64: activate's rule)
-    return c;
+  // The ladder for a batch that activates the grids (the batch is known
+  // whole; the objects present at activation are only a sample, and a larger
+  // object of the batch would make a level f times coarser): the first
+  // level's cell size (anchor_hint, used by activate) and, with
+  // cfg.adaptive_factor and a batch of at least tune.adaptive_min_batch
+  // objects, the factor of the levels the batch spans (levels.hpp).
+  void plan_ladder(std::span<const box_t> bs) {
+    using L = level_choice<D, T>;
+    anchor_hint = L::anchor_cell(cfg.hierarchy_factor, bs);
+    if (!cfg.adaptive_factor || !(anchor_hint > 0) || bs.size() < tune.adaptive_min_batch) return;
+    const auto [f, floor] = L::factor_for(cfg.hierarchy_factor, anchor_hint, bs);
+    ++paths.ladders_estimated;
+    ladder_f = f;
+    ladder_floor = floor;
+  }
+  // The ratio between the level whose lower bound is x and the next finer one.
+  double step_below(double x) const { return x > ladder_floor ? ladder_f : cfg.hierarchy_factor; }
+  void reset_ladder() {
+    anchor_hint = 0;
+    ladder_f = cfg.hierarchy_factor;
+    ladder_floor = std::numeric_limits<double>::infinity();
   }
 
   // Out of memory half-way: every grid is dropped and the list restored,
@@ -490,14 +474,15 @@ struct hash_grids_state : grid_types<D, T> {
         if (std::isfinite(eff)) top = std::max(top, eff);
       }
       const double hint = std::exchange(anchor_hint, 0.0);
-      if (hint > top && levels.empty())  // a batch's anchor (anchor_cell): every object present fits below it
-        new_grid(hint, hint / cfg.hierarchy_factor, 0);
+      if (hint > top && levels.empty())  // a batch's anchor (plan_ladder): every object present fits below it
+        new_grid(hint, hint / step_below(hint), 0);
       else if (top > 0)
         grid_for(top);
       for (const entry& e : all) place(e);
     } catch (...) {
       grids.clear();
       levels.clear();
+      reset_ladder();
       active = false;
       list.swap(all);
       repoint(list, kPlaceList);

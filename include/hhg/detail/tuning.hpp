@@ -26,6 +26,8 @@ struct tuning {
   std::size_t bulk_min = 4096;            // a batch of fewer moves is never a bulk move
   std::size_t bulk_changed_ratio = 1000;  // bulk move when >= 1/1000 of the last batch changed cell (docs: Batch moves)
   std::size_t chunk_moves = 16384;        // moves of a bulk-move chunk
+  // levels
+  std::size_t adaptive_min_batch = 65536;  // a smaller batch activating the grids keeps config::hierarchy_factor
 };
 
 // How often each path ran (since construction or the last reset); tests
@@ -40,6 +42,7 @@ struct path_counters {
   std::uint64_t parallel_detections = 0;
   std::uint64_t apart_index = 0;    // detections that paired the objects kept apart through their index
   std::uint64_t slots_retired = 0;  // slots never reused again: their generation would have wrapped
+  std::uint64_t ladders_estimated = 0;  // batches whose ladder factor was chosen by estimate (config::adaptive_factor)
 };
 
 }  // namespace hhg::detail

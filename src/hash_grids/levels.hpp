@@ -1,0 +1,187 @@
+// The ladder of levels for a batch that activates the grids (insert of a
+// span, all_pairs, `hhg pairs`): where it is anchored (anchor_cell) and,
+// with config::adaptive_factor, how far apart its levels are (factor_for).
+// Both read the batch only; activate() (state.hpp) builds the first level
+// from them, and every later level follows the ladder (grid_for).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "hash_grids/cells.hpp"
+
+namespace hhg {
+namespace detail {
+
+template <int D, class T>
+struct level_choice {
+  using types = grid_types<D, T>;
+  using box_t = typename types::box_t;
+
+  static double size_of(const box_t& b) { return is_bounded(b) ? types::effective_size(b) : 0; }
+
+  // The first level's cell size: sqrt(2) times the typical mean edge of the
+  // objects that share the top level (sizes within a factor f of the
+  // largest), but above the largest. Equal cubes keep activate's sqrt(2)
+  // times their size; when sizes spread below the largest, or boxes are not
+  // cubes, cells sqrt(2) times the largest are about twice the typical
+  // object. Measured at 10^5, one-shot first detection (box tests, ms),
+  // sqrt(2) x largest against this: P. Terdiman's data 14.1 M, 27.5 -> 8.9 M,
+  // 22.5; sizes x12 (`varied`) 2.9 M, 15.9 -> 1.9 M, 10.7; 10x1x1 boxes
+  // 19.9 M, 28.7 -> 9.9 M, 14.2; equal cubes 5.8 -> 5.8. Typical: the median
+  // over up to 4096 evenly spaced objects. 0 when no box is bounded with a
+  // finite size.
+  static double anchor_cell(double f, std::span<const box_t> bs) {
+    double top = 0;
+    for (const box_t& b : bs) {
+      const double eff = size_of(b);
+      if (std::isfinite(eff)) top = std::max(top, eff);
+    }
+    if (!(top > 0) || !std::isfinite(top * 2)) return 0;
+    std::vector<double> near;  // the sampled mean edges of the objects within a factor f of the top
+    const std::size_t step = bs.size() / 4096 + 1;
+    for (std::size_t i = 0; i < bs.size(); i += step) {
+      const double eff = size_of(bs[i]);
+      if (!std::isfinite(eff) || !(eff * f > top)) continue;
+      double sum = 0, longest = 0;
+      for (int a = 0; a < D; ++a) {
+        const double e = static_cast<double>(bs[i].max[a]) - static_cast<double>(bs[i].min[a]);
+        sum += e;
+        longest = std::max(longest, e);
+      }
+      // the mean edge, scaled as the effective size scales the longest (a cube: its effective size)
+      near.push_back(longest > 0 ? eff * (sum / D / longest) : eff);
+    }
+    const double above = top * (1 + 1.0 / 64);  // (every object fits below it)
+    if (near.empty()) return above;
+    const auto mid = near.begin() + static_cast<std::ptrdiff_t>(near.size() / 2);
+    std::nth_element(near.begin(), mid, near.end());
+    const double c = std::max(*mid * std::sqrt(std::min(f, 2.0)), above);
+    if (!std::isfinite(c) || c / f > top) return 0;  // (a factor below 1 + 1/64: activate's rule)
+    return c;
+  }
+
+  // The factor of the ladder anchored at c0 for this batch: f0 (the
+  // configured hierarchy_factor) times the power of two, up to the one that
+  // puts every object in one level, with the least estimated detection cost
+  // on a sample of the batch, and the ladder's floor (the lower bound of its
+  // finest level for the sampled sizes; finer levels go back to f0). The
+  // cost per object of the batch, in ns, fitted to detection times at 10^6
+  // (log-uniform sizes over 1..1000 with f = 4 .. 1024, sizes uniform over
+  // 1..12 with f = 4 and 16, equal cubes; within 17 ms of each):
+  //   148 x (objects times the coarser levels holding objects, per object:
+  //          each such pair is a walk across grids)
+  // + 1.35 x (pairs of objects sharing a cell of their level, per object:
+  //          the tests within a grid; fewer levels put small objects in
+  //          large cells, and a ladder that crowds them loses)
+  // + 41 x (levels holding objects, beyond the first).
+  // The shared pairs are counted on the sample and scaled by 1/p^2 for a
+  // sample of p of the objects. Measured at 10^6, one thread, ms a step:
+  // sizes log-uniform over 1..1000, f = 4 (5 levels) 460, chosen 1024 (one
+  // level) 131; sizes uniform over 1..12, f = 4 (2 levels) 177, chosen 16
+  // (one level) 126; equal cubes: one level either way.
+  static constexpr std::size_t kSample = 4096;
+  static constexpr double kAcrossCost = 148, kCellPairCost = 1.35, kLevelCost = 41;
+
+  struct estimate {
+    double factor, floor;
+    double across, cell_pairs;  // per object of the batch
+    int levels, nonempty;
+    double cost() const { return kAcrossCost * across + kCellPairCost * cell_pairs + kLevelCost * (nonempty - 1); }
+  };
+
+  static std::vector<estimate> estimates(double f0, double c0, std::span<const box_t> bs) {
+    std::vector<estimate> out;
+    if (!(c0 > 0) || bs.empty()) return out;
+    struct point {
+      double eff;
+      std::array<double, D> lo;
+    };
+    std::vector<point> sample;
+    const std::size_t step = bs.size() / kSample + 1;
+    double smallest = c0;
+    for (std::size_t i = 0; i < bs.size(); i += step) {
+      if (!is_bounded(bs[i])) continue;  // kept apart: no level
+      const double eff = types::effective_size(bs[i]);
+      if (!std::isfinite(eff)) continue;
+      point p{eff, {}};
+      for (int a = 0; a < D; ++a) p.lo[a] = static_cast<double>(bs[i].min[a]);
+      sample.push_back(p);
+      if (eff > 0) smallest = std::min(smallest, eff);
+    }
+    if (sample.empty()) return out;
+    const double n = static_cast<double>(sample.size());
+    const double p = n / static_cast<double>(bs.size());
+    std::vector<std::uint64_t> keys(sample.size());
+    std::vector<std::size_t> per_level;
+    for (double f = f0; std::isfinite(f); f *= 2) {
+      // level i holds [c0 / f^(i+1), c0 / f^i), the divisions done as grid_for does them
+      int levels = 1;
+      double floor = c0 / f;
+      while (smallest < floor && levels < 64) {
+        floor /= f;
+        ++levels;
+      }
+      per_level.assign(static_cast<std::size_t>(levels), 0);
+      for (std::size_t k = 0; k < sample.size(); ++k) {
+        const point& pt = sample[k];
+        int i = 0;
+        double cell = c0, lower = c0 / f;
+        while ((pt.eff < lower || pt.eff <= 0) && i < levels - 1) {
+          cell = lower;
+          lower /= f;
+          ++i;
+        }
+        ++per_level[static_cast<std::size_t>(i)];
+        std::uint64_t h = static_cast<std::uint64_t>(i) * 0x9E3779B97F4A7C15ull;
+        for (int a = 0; a < D; ++a) {
+          const double c = std::clamp(std::floor(pt.lo[a] / cell), -0x1p62, 0x1p62);
+          h = (h ^ static_cast<std::uint64_t>(static_cast<std::int64_t>(c))) * 0xff51afd7ed558ccdull;
+          h ^= h >> 32;
+        }
+        keys[k] = h;
+      }
+      std::sort(keys.begin(), keys.end());
+      double shared = 0;  // pairs of sampled objects in one cell of one level
+      for (std::size_t k = 0; k < keys.size();) {
+        std::size_t e = k + 1;
+        while (e < keys.size() && keys[e] == keys[k]) ++e;
+        const double g = static_cast<double>(e - k);
+        shared += g * (g - 1) / 2;
+        k = e;
+      }
+      double across = 0;  // objects times the coarser levels holding objects
+      int nonempty = 0;
+      for (std::size_t m : per_level) {
+        across += static_cast<double>(m) * nonempty;
+        nonempty += m != 0;
+      }
+      out.push_back({f, floor, across / n, shared / (p * n), levels, nonempty});
+      if (levels == 1) break;
+    }
+    return out;
+  }
+
+  struct ladder {
+    double factor, floor;
+  };
+  // The cheapest estimate's factor and floor ({f0, +inf}: nothing to choose).
+  static ladder factor_for(double f0, double c0, std::span<const box_t> bs) {
+    ladder best{f0, std::numeric_limits<double>::infinity()};
+    double least = std::numeric_limits<double>::infinity();
+    for (const estimate& e : estimates(f0, c0, bs))
+      if (e.cost() < least) {
+        least = e.cost();
+        best = {e.factor, e.floor};
+      }
+    return best;
+  }
+};
+
+}  // namespace detail
+}  // namespace hhg

@@ -1,0 +1,243 @@
+// The ladder of levels a batch chooses (config::adaptive_factor,
+// src/hash_grids/levels.hpp): a batch that activates the grids may space the
+// levels its sizes span hierarchy_factor times a power of two apart. Every
+// case is compared with brute force (hhg::brute_force through all_pairs), in
+// 2D and 3D, float and double: sizes over three decades share fewer levels;
+// small objects that would crowd large cells keep their own level; sizes
+// outside the batch's range, a cleared structure, a small batch and
+// adaptive_factor = false keep the configured factor; the zoo, with the
+// estimate forced at every size, stays exact under motion.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "hhg/broad_phase.hpp"
+#include "hhg/brute_force.hpp"
+#include "hhg/hash_grids.hpp"
+#include "hhg/scenes.hpp"
+
+namespace {
+
+using hhg::handle;
+using hhg::handle_pair;
+
+template <class M>
+class AdaptiveFactor : public ::testing::Test {};
+using level_types = ::testing::Types<hhg::hash_grids<2, float>, hhg::hash_grids<2, double>,
+                                     hhg::hash_grids<3, float>, hhg::hash_grids<3, double>>;
+TYPED_TEST_SUITE(AdaptiveFactor, level_types);
+
+// The estimate at test sizes (and the bulk paths, as at 10^6).
+hhg::detail::tuning estimate_always() {
+  hhg::detail::tuning t;
+  t.adaptive_min_batch = 0;
+  t.bulk_min = 64;
+  return t;
+}
+
+template <class M>
+auto oracle(std::span<const typename M::box_type> bs) {
+  hhg::brute_force<M::dimension, typename M::scalar> b;
+  return hhg::all_pairs(b, bs);
+}
+
+// The pairs found as indices into `hs` (the handles in box order), sorted.
+std::vector<std::pair<std::uint32_t, std::uint32_t>> as_indices(const std::vector<handle_pair>& found,
+                                                                const std::vector<handle>& hs) {
+  std::vector<std::uint32_t> index_of;
+  for (std::size_t i = 0; i < hs.size(); ++i) {
+    if (hs[i].index >= index_of.size()) index_of.resize(hs[i].index + 1, UINT32_MAX);
+    index_of[hs[i].index] = static_cast<std::uint32_t>(i);
+  }
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> out;
+  for (const handle_pair& p : found) {
+    std::uint32_t i = index_of.at(p.a.index), j = index_of.at(p.b.index);
+    if (j < i) std::swap(i, j);
+    out.emplace_back(i, j);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The cell sizes of the levels, finest first.
+template <class M>
+std::vector<double> cell_sizes(const M& m) {
+  std::vector<double> out;
+  for (const auto& g : m.stats().grids) out.push_back(g.cell_size);
+  return out;
+}
+
+// Sizes log-uniform over 1..1000 (the benchmark's `log-uniform` scene):
+// fewer levels than with the factor fixed, the same pairs, through three
+// steps of motion (batch moves and detections).
+TYPED_TEST(AdaptiveFactor, LogUniformSizesShareFewerLevelsExactly) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  using B = hhg::box<D, T>;
+  hhg::scenes::thesis_scenario<D, T> scene(hhg::scenes::named_scenario_params("log-uniform", 5000, 3));
+  hhg::config fixed_cfg;
+  fixed_cfg.adaptive_factor = false;
+  TypeParam adaptive, fixed(fixed_cfg);
+  adaptive.set_tuning(estimate_always());
+  fixed.set_tuning(estimate_always());
+  const auto want = oracle<TypeParam>(std::span<const B>(scene.boxes()));
+  ASSERT_FALSE(want.empty());
+  EXPECT_EQ(hhg::all_pairs(adaptive, std::span<const B>(scene.boxes())), want);
+  EXPECT_EQ(hhg::all_pairs(fixed, std::span<const B>(scene.boxes())), want);
+  EXPECT_EQ(adaptive.path_counts().ladders_estimated, 1u);
+  EXPECT_EQ(fixed.path_counts().ladders_estimated, 0u);
+  EXPECT_LT(adaptive.stats().grids.size(), fixed.stats().grids.size());
+  EXPECT_NO_THROW(adaptive.validate());
+  adaptive.clear();
+  const std::vector<handle> hs = adaptive.insert(std::span<const B>(scene.boxes()));
+  for (int step = 0; step < 3; ++step) {
+    scene.step();
+    adaptive.move(std::span<const handle>(hs), std::span<const B>(scene.boxes()));
+    std::vector<handle_pair> found;
+    adaptive.find_pairs(found);
+    EXPECT_EQ(as_indices(found, hs), oracle<TypeParam>(std::span<const B>(scene.boxes()))) << "step " << step;
+    EXPECT_NO_THROW(adaptive.validate());
+  }
+  EXPECT_EQ(adaptive.path_counts().ladders_estimated, 2u);
+}
+
+// Unit cubes packed densely, and a few cubes 60 times larger: one level
+// would put every small cube into a few large cells, so the estimate keeps
+// a fine level for them (cells of a few units), and the pairs are exact.
+TYPED_TEST(AdaptiveFactor, CrowdedSmallObjectsKeepTheirOwnLevel) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  using B = hhg::box<D, T>;
+  hhg::scenes::rng r(17);
+  std::vector<B> bs;
+  const double edge = D == 3 ? 20 : 80;  // about 0.75 unit cubes per unit of volume
+  for (int i = 0; i < 6000; ++i) {
+    B b;
+    for (int a = 0; a < D; ++a) {
+      const double x = r.uniform(0, edge);
+      b.min[a] = static_cast<T>(x);
+      b.max[a] = static_cast<T>(x + 1);
+    }
+    bs.push_back(b);
+  }
+  for (int i = 0; i < 40; ++i) {
+    B b;
+    for (int a = 0; a < D; ++a) {
+      const double x = r.uniform(0, edge);
+      b.min[a] = static_cast<T>(x);
+      b.max[a] = static_cast<T>(x + 60);
+    }
+    bs.push_back(b);
+  }
+  TypeParam m;
+  m.set_tuning(estimate_always());
+  EXPECT_EQ(hhg::all_pairs(m, std::span<const B>(bs)), oracle<TypeParam>(std::span<const B>(bs)));
+  EXPECT_EQ(m.path_counts().ladders_estimated, 1u);
+  const std::vector<double> cells = cell_sizes(m);
+  ASSERT_GE(cells.size(), 2u);
+  EXPECT_LT(cells.front(), 6.0);  // the unit cubes in cells of a few units, not 60
+  EXPECT_NO_THROW(m.validate());
+}
+
+// After a batch that chose a wider ladder, objects far smaller than the
+// batch's get levels hierarchy_factor apart below it; the pairs stay exact.
+// A cleared structure, a batch below adaptive_min_batch, and
+// adaptive_factor = false keep the configured factor everywhere.
+TYPED_TEST(AdaptiveFactor, OutsideTheBatchClearedSmallOrOffKeepTheFactor) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  using B = hhg::box<D, T>;
+  hhg::scenes::thesis_scenario<D, T> scene(hhg::scenes::named_scenario_params("log-uniform", 4000, 5));
+  std::vector<B> bs = scene.boxes();
+  const double f = hhg::config{}.hierarchy_factor;
+  auto ratios = [](const std::vector<double>& cells) {
+    std::vector<double> out;
+    for (std::size_t i = 1; i < cells.size(); ++i) out.push_back(cells[i] / cells[i - 1]);
+    return out;
+  };
+  auto near = [](double a, double b) { return std::fabs(a / b - 1) < 1e-9; };
+  {
+    TypeParam m;
+    m.set_tuning(estimate_always());
+    std::vector<handle> hs = m.insert(std::span<const B>(bs));
+    const std::vector<double> batch_cells = cell_sizes(m);
+    bool wider = false;
+    for (double q : ratios(batch_cells)) {
+      const double k = std::log2(q / f);
+      EXPECT_TRUE(near(std::exp2(std::round(k)), q / f)) << q;  // f times a power of two
+      wider = wider || q > f * 1.5;
+    }
+    EXPECT_TRUE(wider || batch_cells.size() == 1);
+    hhg::scenes::rng r(3);
+    const double lo = scene.boxes()[0].min[0];
+    for (int i = 0; i < 300; ++i) {  // 1e-3 .. 1e-2: several levels below the batch's
+      B b;
+      const double s = std::pow(10.0, r.uniform(-3, -2));
+      for (int a = 0; a < D; ++a) {
+        const double x = lo + r.uniform(0, 2);
+        b.min[a] = static_cast<T>(x);
+        b.max[a] = static_cast<T>(x + s);
+      }
+      bs.push_back(b);
+      hs.push_back(m.insert(b));
+    }
+    const std::vector<double> cells = cell_sizes(m);
+    ASSERT_GE(cells.size(), batch_cells.size() + 2);
+    const std::vector<double> q = ratios(cells);
+    for (std::size_t i = 0; i + batch_cells.size() < cells.size() - 1; ++i) EXPECT_TRUE(near(q[i], f)) << q[i];
+    std::vector<handle_pair> found;
+    m.find_pairs(found);
+    EXPECT_EQ(as_indices(found, hs), oracle<TypeParam>(std::span<const B>(bs)));
+    EXPECT_NO_THROW(m.validate());
+    // cleared: one by one, the configured factor
+    m.clear();
+    for (const B& b : scene.boxes()) m.insert(b);
+    for (double x : ratios(cell_sizes(m))) EXPECT_TRUE(near(x, f)) << x;
+  }
+  hhg::config off;
+  off.adaptive_factor = false;
+  for (const bool small : {true, false}) {
+    TypeParam m(small ? hhg::config{} : off);
+    hhg::detail::tuning t = estimate_always();
+    if (small) t.adaptive_min_batch = scene.boxes().size() + 1;
+    m.set_tuning(t);
+    EXPECT_EQ(hhg::all_pairs(m, std::span<const B>(scene.boxes())),
+              oracle<TypeParam>(std::span<const B>(scene.boxes())));
+    EXPECT_EQ(m.path_counts().ladders_estimated, 0u);
+    for (double x : ratios(cell_sizes(m))) EXPECT_TRUE(near(x, f)) << x;
+  }
+}
+
+// Every zoo scene (wide size ratios, far from the origin, touching,
+// zero-size, crowded, elongated, unbounded) with the estimate forced: the
+// one-shot pairs and, after moving every third object, the pairs again.
+TYPED_TEST(AdaptiveFactor, ZooExactWithTheEstimateForced) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  using B = hhg::box<D, T>;
+  for (const hhg::scenes::zoo z : hhg::scenes::all_zoo_scenes()) {
+    SCOPED_TRACE(hhg::scenes::to_string(z));
+    std::vector<B> bs = hhg::scenes::make_zoo_scene<D, T>(z, 900, 9);
+    TypeParam m;
+    m.set_tuning(estimate_always());
+    const std::vector<handle> hs = m.insert(std::span<const B>(bs));
+    std::vector<handle_pair> found;
+    auto check = [&] {
+      m.find_pairs(found);
+      EXPECT_EQ(as_indices(found, hs), oracle<TypeParam>(std::span<const B>(bs)));
+      EXPECT_NO_THROW(m.validate());
+    };
+    check();
+    for (std::size_t i = 0; i < bs.size(); i += 3) {  // each moved onto another object's box
+      bs[i] = bs[(i * 7 + 1) % bs.size()];
+      m.move(hs[i], bs[i]);
+    }
+    check();
+  }
+}
+
+}  // namespace
