@@ -5,7 +5,7 @@
 #
 #   scripts/refresh_benchmarks.sh [--sizes 1000,10000,100000,1000000] [--steps 6]
 #       [--timeout 300] [--out docs/benchmarks] [--build build-bench]
-#       [--scenarios equal,varied,...] [--methods M,...] [--no-build]
+#       [--scenarios equal,varied,...] [--methods M,...] [--threads 1] [--no-build]
 #
 # One `hhg_bench` invocation per scenario (each (scenario, N, method) in its
 # own process, as always), written to OUT/raw/<scenario>.{json,csv,txt}; a
@@ -13,6 +13,8 @@
 # so an interrupted refresh resumes. Then OUT/results.{json,csv} (merged),
 # OUT/summary.txt (the tables) and the plots. `terdiman` (one-shot data) runs
 # at the --sizes up to 10^5, plus his 10^4 and 10^5 when --sizes reaches 10^5.
+# hhg's variants run on --threads threads (default 1: one core, like the
+# peers; pivot and pivot-chunked always use every core).
 # Run it on a quiet machine: the timings are the point.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,6 +25,7 @@ out=$here/docs/benchmarks
 build=$here/build-bench
 scenarios=
 methods=
+threads=1
 do_build=1
 while [ $# -gt 0 ]; do
   case $1 in
@@ -33,8 +36,9 @@ while [ $# -gt 0 ]; do
     --build) build=$2; shift 2 ;;
     --scenarios) scenarios=$2; shift 2 ;;
     --methods) methods=$2; shift 2 ;;
+    --threads) threads=$2; shift 2 ;;
     --no-build) do_build=0; shift ;;
-    -h|--help) sed -n 2,18p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,20p "$0"; exit 0 ;;
     *) echo "refresh_benchmarks.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -75,7 +79,7 @@ s = {x for x in n if x <= 100000} | ({10000, 100000} if max(n) >= 100000 else se
 print(','.join(map(str, sorted(s))))" "$sizes")
   fi
   echo "== $sc at N = $ns ($(($(date +%s) - start)) s so far)" >&2
-  args=(--scenario "$sc" --n "$ns" --steps "$steps" --timeout "$timeout"
+  args=(--scenario "$sc" --n "$ns" --steps "$steps" --timeout "$timeout" --threads "$threads"
         --json "$out/raw/$sc.json.part" --csv "$out/raw/$sc.csv.part")
   [ -n "$methods" ] && args+=(--methods "$methods")
   # status 1 = some method disagreed or failed: kept (the notes say which), reported at the end

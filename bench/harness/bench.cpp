@@ -670,6 +670,8 @@ int bench_command(const bench_options& o) {
   std::size_t total = 0, done = 0;
   for (const auto& j : jobs) total += j.methods.size() * ns.size();
   for (const auto& j : jobs) {
+    // a method that timed out at some size is not run at larger ones (it would only time out again)
+    std::map<std::string, std::size_t> timed_out_at;
     for (std::size_t n : ns) {
       std::string reference_counts, reference_method;
       for (const auto& m : j.methods) {
@@ -679,8 +681,11 @@ int bench_command(const bench_options& o) {
         r.scenario = j.label;
         r.n = n;
         r.steps = steps;
+        const auto slow = timed_out_at.find(m);
         if (std::string why = skip_reason(m, j.scenario, n); !why.empty()) {  // (j.scenario is "" for --boxes)
           r.note = why;
+        } else if (slow != timed_out_at.end() && slow->second < n) {
+          r.note = "skipped: timed out after " + std::to_string(o.timeout) + " s at n=" + std::to_string(slow->second);
         } else {
           std::fprintf(stderr, "hhg bench: [%zu/%zu] %s n=%zu %s ...\n", done, total, j.label.c_str(), n, m.c_str());
           std::string error;
@@ -708,6 +713,7 @@ int bench_command(const bench_options& o) {
             }
           } else if (error.rfind("timed out", 0) == 0) {
             r.note = "skipped: " + error;  // too slow for this size: noted, not an error
+            timed_out_at.emplace(m, n);
           } else {
             r.note = "failed: " + error;
             mismatch = true;
