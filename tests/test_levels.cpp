@@ -27,8 +27,8 @@ using hhg::handle_pair;
 
 template <class M>
 class AdaptiveFactor : public ::testing::Test {};
-using level_types = ::testing::Types<hhg::hash_grids<2, float>, hhg::hash_grids<2, double>,
-                                     hhg::hash_grids<3, float>, hhg::hash_grids<3, double>>;
+using level_types = ::testing::Types<hhg::hash_grids<2, float>, hhg::hash_grids<2, double>, hhg::hash_grids<3, float>,
+                                     hhg::hash_grids<3, double>>;
 TYPED_TEST_SUITE(AdaptiveFactor, level_types);
 
 // The estimate at test sizes (and the bulk paths, as at 10^6).

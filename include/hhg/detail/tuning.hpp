@@ -40,8 +40,8 @@ struct path_counters {
   std::uint64_t batch_in_place = 0;  // two-pass batches whose first pass ran in pool order (consecutive slots)
   std::uint64_t rebuilds = 0, grid_growths = 0;
   std::uint64_t parallel_detections = 0;
-  std::uint64_t apart_index = 0;    // detections that paired the objects kept apart through their index
-  std::uint64_t slots_retired = 0;  // slots never reused again: their generation would have wrapped
+  std::uint64_t apart_index = 0;        // detections that paired the objects kept apart through their index
+  std::uint64_t slots_retired = 0;      // slots never reused again: their generation would have wrapped
   std::uint64_t ladders_estimated = 0;  // batches whose ladder factor was chosen by estimate (config::adaptive_factor)
 };
 
