@@ -38,97 +38,14 @@
 // past them, so the walk stops as soon as it is beyond the shortened ray.
 #include <queue>
 
-#include "hash_grids/state.hpp"
+#include "hash_grids/region.hpp"
 
 namespace hhg {
 namespace detail {
 namespace {
 
-constexpr double kHuge = 0x1p50;  // |coordinate / cell| beyond this: scan
-
 template <int D, class T>
 using state_t = hash_grids_state<D, T>;
-
-// Calls match/visit on every entry of a level's occupied cells.
-template <int D, class T, class F>
-bool scan_grid(const typename state_t<D, T>::grid& g, F&& on_entry) {
-  for (const auto& oc : g.occupied) {
-    const auto* e = g.pool.data() + oc.block;
-    for (std::uint32_t j = 0; j < oc.count; ++j)
-      if (!on_entry(e[j])) return false;
-  }
-  return true;
-}
-
-template <class V, class F>
-bool scan_vector(const V& v, F&& on_entry) {
-  for (const auto& e : v)
-    if (!on_entry(e)) return false;
-  return true;
-}
-
-// Every entry that can overlap the closed double box [lo, hi] gets on_entry
-// (which applies the exact predicate); stops when it returns false.
-template <int D, class T, class F>
-bool search_region(const state_t<D, T>& s, const std::array<double, D>& lo, const std::array<double, D>& hi,
-                   F&& on_entry) {
-  if (!scan_vector(s.apart, on_entry)) return false;
-  if (!scan_vector(s.list, on_entry)) return false;
-  for (const std::uint32_t id : s.levels) {
-    const auto& g = s.grids[id];
-    if (g.objects == 0) continue;
-    bool scan = s.rebuild_pending;  // cells are stale until update()
-    std::array<std::int64_t, D> klo{}, khi{};
-    double cells = 1;
-    for (int i = 0; i < D && !scan; ++i) {
-      const double a = lo[i] * g.inv, b = hi[i] * g.inv;
-      if (!(a >= -kHuge && b <= kHuge)) {
-        scan = true;
-        break;
-      }
-      klo[i] = floor_to_int(a) - 1;
-      khi[i] = floor_to_int(b);
-      const std::int64_t n = std::int64_t{g.mask[i]} + 1;
-      if (khi[i] - klo[i] + 1 > n) khi[i] = klo[i] + n - 1;
-      cells *= static_cast<double>(khi[i] - klo[i] + 1);
-    }
-    if (scan || cells > static_cast<double>(g.occupied.size())) {
-      if (!scan_grid<D, T>(g, on_entry)) return false;
-      continue;
-    }
-    std::array<std::uint32_t, D> c{};
-    auto cell = [&]() {
-      const std::uint32_t r = state_t<D, T>::lookup(g, state_t<D, T>::encode(g, c));
-      if (r == 0) return true;
-      const auto& oc = g.occupied[r - 1];
-      const auto* e = g.pool.data() + oc.block;
-      for (std::uint32_t j = 0; j < oc.count; ++j)
-        if (!on_entry(e[j])) return false;
-      return true;
-    };
-    if constexpr (D == 2) {
-      for (std::int64_t y = klo[1]; y <= khi[1]; ++y) {
-        c[1] = static_cast<std::uint32_t>(y) & g.mask[1];
-        for (std::int64_t x = klo[0]; x <= khi[0]; ++x) {
-          c[0] = static_cast<std::uint32_t>(x) & g.mask[0];
-          if (!cell()) return false;
-        }
-      }
-    } else {
-      for (std::int64_t z = klo[2]; z <= khi[2]; ++z) {
-        c[2] = static_cast<std::uint32_t>(z) & g.mask[2];
-        for (std::int64_t y = klo[1]; y <= khi[1]; ++y) {
-          c[1] = static_cast<std::uint32_t>(y) & g.mask[1];
-          for (std::int64_t x = klo[0]; x <= khi[0]; ++x) {
-            c[0] = static_cast<std::uint32_t>(x) & g.mask[0];
-            if (!cell()) return false;
-          }
-        }
-      }
-    }
-  }
-  return true;
-}
 
 template <int D, class T>
 void check_query_box(const box<D, T>& q) {

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "hhg/box.hpp"
@@ -488,6 +489,25 @@ inline hhg::detail::tuning small_tuning() {
   t.chunk_objects = 53;
   t.compact_min = 64;
   return t;
+}
+
+// The pairs found as indices into `hs` (the handles in box order), each
+// (i, j) with i < j, sorted: for comparing with all_pairs or brute force.
+inline std::vector<std::pair<std::uint32_t, std::uint32_t>> as_indices(const std::vector<handle_pair>& found,
+                                                                       const std::vector<handle>& hs) {
+  std::vector<std::uint32_t> index_of;
+  for (std::size_t i = 0; i < hs.size(); ++i) {
+    if (hs[i].index >= index_of.size()) index_of.resize(hs[i].index + 1, UINT32_MAX);
+    index_of[hs[i].index] = static_cast<std::uint32_t>(i);
+  }
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> out;
+  for (const handle_pair& p : found) {
+    std::uint32_t i = index_of.at(p.a.index), j = index_of.at(p.b.index);
+    if (j < i) std::swap(i, j);
+    out.emplace_back(i, j);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace hhg_test

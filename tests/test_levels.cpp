@@ -19,8 +19,11 @@
 #include "hhg/brute_force.hpp"
 #include "hhg/hash_grids.hpp"
 #include "hhg/scenes.hpp"
+#include "support.hpp"
 
 namespace {
+
+using hhg_test::as_indices;
 
 using hhg::handle;
 using hhg::handle_pair;
@@ -43,24 +46,6 @@ template <class M>
 auto oracle(std::span<const typename M::box_type> bs) {
   hhg::brute_force<M::dimension, typename M::scalar> b;
   return hhg::all_pairs(b, bs);
-}
-
-// The pairs found as indices into `hs` (the handles in box order), sorted.
-std::vector<std::pair<std::uint32_t, std::uint32_t>> as_indices(const std::vector<handle_pair>& found,
-                                                                const std::vector<handle>& hs) {
-  std::vector<std::uint32_t> index_of;
-  for (std::size_t i = 0; i < hs.size(); ++i) {
-    if (hs[i].index >= index_of.size()) index_of.resize(hs[i].index + 1, UINT32_MAX);
-    index_of[hs[i].index] = static_cast<std::uint32_t>(i);
-  }
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> out;
-  for (const handle_pair& p : found) {
-    std::uint32_t i = index_of.at(p.a.index), j = index_of.at(p.b.index);
-    if (j < i) std::swap(i, j);
-    out.emplace_back(i, j);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
 }
 
 // The cell sizes of the levels, finest first.

@@ -17,8 +17,11 @@
 #include "hhg/broad_phase.hpp"
 #include "hhg/hash_grids.hpp"
 #include "hhg/scenes.hpp"
+#include "support.hpp"
 
 namespace {
+
+using hhg_test::as_indices;
 
 using hhg::handle;
 using hhg::handle_pair;
@@ -34,23 +37,6 @@ index_pairs brute(const std::vector<hhg::box<D, T>>& bs) {
       for (int a = 0; a < D; ++a) hit = hit && bs[i].min[a] <= bs[j].max[a] && bs[j].min[a] <= bs[i].max[a];
       if (hit) out.emplace_back(static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(j));
     }
-  return out;
-}
-
-// The pairs of a structure as indices into `hs` (the handles in box order), sorted.
-index_pairs as_indices(const std::vector<handle_pair>& found, const std::vector<handle>& hs) {
-  std::vector<std::uint32_t> index_of;
-  for (std::size_t i = 0; i < hs.size(); ++i) {
-    if (hs[i].index >= index_of.size()) index_of.resize(hs[i].index + 1, UINT32_MAX);
-    index_of[hs[i].index] = static_cast<std::uint32_t>(i);
-  }
-  index_pairs out;
-  for (const handle_pair& p : found) {
-    std::uint32_t i = index_of.at(p.a.index), j = index_of.at(p.b.index);
-    if (j < i) std::swap(i, j);
-    out.emplace_back(i, j);
-  }
-  std::sort(out.begin(), out.end());
   return out;
 }
 

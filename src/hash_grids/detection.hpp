@@ -328,6 +328,7 @@ struct detection_scratch {
     buffer_sink sink{out};
     run(s, sink);
     s.pairs = out.size();
+    s.detected = true;
   }
 
   // for_each_pair: every pair to f, on the calling thread, in the same order.
@@ -347,6 +348,7 @@ struct detection_scratch {
     callback_sink sink{f};
     run(s, sink);
     s.pairs = sink.n;
+    s.detected = true;
   }
 };
 

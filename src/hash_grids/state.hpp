@@ -83,6 +83,7 @@ struct hash_grids_state : grid_types<D, T> {
   tuning tune;                // thresholds (tests may change them)
   path_counters paths;        // how often each path ran
   std::uint64_t box_tests = 0, cells_visited = 0, pairs = 0;  // of the last detection
+  bool detected = false;  // a detection ran since construction or clear() (`pairs` holds its count)
 
   // Scratch of the batch moves (not copied with the structure; given back
   // after each batch, except the bulk move's keys: see hash_grids::move).

@@ -28,6 +28,8 @@ struct tuning {
   std::size_t chunk_moves = 16384;        // moves of a bulk-move chunk
   // levels
   std::size_t adaptive_min_batch = 65536;  // a smaller batch activating the grids keeps config::hierarchy_factor
+  // detection
+  std::size_t reserve_estimate_min = 32768;  // a first find_pairs over this many objects or more sizes its output
 };
 
 // How often each path ran (since construction or the last reset); tests
@@ -43,6 +45,7 @@ struct path_counters {
   std::uint64_t apart_index = 0;        // detections that paired the objects kept apart through their index
   std::uint64_t slots_retired = 0;      // slots never reused again: their generation would have wrapped
   std::uint64_t ladders_estimated = 0;  // batches whose ladder factor was chosen by estimate (config::adaptive_factor)
+  std::uint64_t outputs_estimated = 0;  // find_pairs calls that sized their output from a sample (no earlier count)
 };
 
 }  // namespace hhg::detail
