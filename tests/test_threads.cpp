@@ -254,20 +254,27 @@ TEST(PathsThreads, CrowdedAndFlatCellsAndCompaction) {
   EXPECT_GT(b.walk_ordered, 0u);  // a compacted grid is ordered
 }
 
-// A sparse grid (a few objects per row of 64 or more cells): the ordered
-// walk searches its rows instead of indexing them.
-TEST(PathsThreads, OrderedWalkSearchesSparseRows) {
+// A sparse grid (a few objects per row of 64 or more cells): with the
+// switch to the lookup walk off (searched_share = 0), the ordered walk
+// searches its rows instead of indexing them; with it on (the default) and
+// the boxes in a long slab (rows of ~1000 cells with ~100 objects, like
+// `sparse` at 10^6: 15 in 256), most cells lie in searched rows and the grid
+// takes the lookup walk. Exact against brute force either way, on one and
+// two workers.
+void sparse_rows_case(std::size_t searched_share, double yz_extent) {
   hhg::scenes::rng r(5);
   std::vector<box3> boxes;
   for (int i = 0; i < 6000; ++i) {  // tiny boxes far apart, and some touching pairs
-    std::array<double, 3> p{r.uniform(0, 4000), r.uniform(0, 4000), r.uniform(0, 4000)};
+    std::array<double, 3> p{r.uniform(0, 4000), r.uniform(0, yz_extent), r.uniform(0, yz_extent)};
     const double s = r.uniform(0.5, 1.0);
     boxes.push_back(box3{{p[0], p[1], p[2]}, {p[0] + s, p[1] + s, p[2] + s}});
     if (i % 3 == 0) boxes.push_back(box3{{p[0] + s, p[1], p[2]}, {p[0] + 2 * s, p[1] + s, p[2] + s}});
   }
   for (unsigned threads : {1u, 2u}) {
     hhg::hash_grids<3, double> g;
-    g.set_tuning(small_tuning());
+    hhg::detail::tuning t = small_tuning();
+    t.searched_share = searched_share;
+    g.set_tuning(t);
     hhg::thread_pool pool(threads);
     g.set_executor(&pool);
     std::vector<handle> hs = g.insert(std::span<const box3>(boxes));
@@ -283,10 +290,20 @@ TEST(PathsThreads, OrderedWalkSearchesSparseRows) {
       g.find_pairs(pairs);
       EXPECT_EQ(canonical(pairs), brute(boxes, hs, live)) << "step " << s;
     }
-    EXPECT_GT(g.path_counts().rows_searched, 0u);
-    EXPECT_GT(g.path_counts().walk_ordered, 0u);
+    if (searched_share == 0) {
+      EXPECT_GT(g.path_counts().rows_searched, 0u);
+      EXPECT_GT(g.path_counts().walk_ordered, 0u);
+      EXPECT_EQ(g.path_counts().sparse_rows_lookup, 0u);
+    } else {
+      EXPECT_GE(g.path_counts().sparse_rows_lookup, 3u);
+      EXPECT_EQ(g.path_counts().walk_ordered, 0u);
+      EXPECT_EQ(g.path_counts().rows_searched, 0u);
+    }
   }
 }
+
+TEST(PathsThreads, OrderedWalkSearchesSparseRows) { sparse_rows_case(0, 4000); }
+TEST(PathsThreads, SparseRowsTakeTheLookupWalk) { sparse_rows_case(2, 40); }
 
 TEST(PathsThreads, OneByOneBatchBelowTheTwoPassSize) {
   path_case pc{small_tuning(), true, false, false, 1};
