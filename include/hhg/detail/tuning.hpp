@@ -15,8 +15,9 @@ struct tuning {
   // detection
   std::uint32_t flat_cell = 4;   // a cell of more objects is crowded: each object tested only against what it reaches
   std::size_t crowded_grid = 8;  // more objects per occupied cell: the grid takes the lookup walk
-  std::size_t displaced_share = 4;   // more than 1/4 of an ordered grid's objects displaced: the lookup walk
-  std::size_t searched_share = 2;    // more than 1/2 of an ordered grid's cells in searched rows: the lookup walk (0: never)
+  std::size_t displaced_share = 4;  // more than 1/4 of an ordered grid's objects displaced: the lookup walk
+  std::size_t searched_share =
+      2;  // more than 1/2 of an ordered grid's cells in searched rows: the lookup walk (0: never)
   std::size_t compact_min = 4096;    // a grid of fewer objects is never compacted
   std::size_t compact_ratio = 8;     // compacted when more than 1/8 of its objects were written out of order
   std::size_t chunk_cells = 2048;    // cells of a within-grid detection chunk
