@@ -473,6 +473,7 @@ TEST_F(cli, RunJson) {
                         "strategy",
                         "growth",
                         "setup_ms",
+                        "first_detect_ms",
                         "update_ms_median",
                         "detect_ms_median",
                         "step_ms_median",
@@ -494,8 +495,8 @@ TEST_F(cli, RunJson) {
   EXPECT_EQ(j["strategy"], "incremental");
   EXPECT_EQ(j["growth"], "by-occupancy");
   for (const char* key :
-       {"setup_ms", "update_ms_median", "detect_ms_median", "step_ms_median", "step_ns_per_object", "step_ms_mean",
-        "step_ns_per_object_mean", "pairs_median", "box_tests", "bytes", "bytes_per_object"}) {
+       {"setup_ms", "first_detect_ms", "update_ms_median", "detect_ms_median", "step_ms_median", "step_ns_per_object",
+        "step_ms_mean", "step_ns_per_object_mean", "pairs_median", "box_tests", "bytes", "bytes_per_object"}) {
     EXPECT_TRUE(j[key].is_number()) << key;
     EXPECT_GE(j[key].get<double>(), 0) << key;
   }
