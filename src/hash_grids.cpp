@@ -466,13 +466,13 @@ struct busy {
 
 // The pairs a first detection will find, estimated from a sample: one
 // object of each of about kCells occupied cells spread evenly over the grids'
-// cell lists, counted against its own level, the coarser ones and the objects
-// apart (detail::search_region from its level up: the finer levels, whose
-// cells are small beside it, would cost a scan each) and weighted by its
-// cell's count. A pair within a level is seen from both of its objects, one
-// across levels or with an object apart from its finer side only; scaled by
-// the stride, that estimates the count (each cell is sampled with
-// probability 1 / stride, and its objects alike).
+// cell lists, counted against its own level and the coarser ones
+// (detail::search_region from its level up: the finer levels, whose cells
+// are small beside it, would cost a scan each, as would the objects kept
+// apart, whose pairs are not counted) and weighted by its cell's count. A
+// pair within a level is seen from both of its objects, one across levels
+// from its finer side only; scaled by the stride, that estimates the count
+// (each cell is sampled with probability 1 / stride, and its objects alike).
 template <int D, class T>
 std::size_t sampled_pair_count(const detail::hash_grids_state<D, T>& s) {
   constexpr std::size_t kCells = 256;
@@ -501,7 +501,7 @@ std::size_t sampled_pair_count(const detail::hash_grids_state<D, T>& s) {
             ++(&e >= own_begin && &e < own_end ? within : beyond);
             return true;
           },
-          li);
+          li, false);
       twice += static_cast<double>(oc.count) * static_cast<double>(within - 1 + 2 * beyond);  // (a is within)
     }
   }

@@ -31,13 +31,14 @@ bool scan_vector(const V& v, F&& on_entry) {
 // Every entry that can overlap the closed double box [lo, hi] gets on_entry
 // (which applies the exact predicate); stops when it returns false.
 // Only the levels from s.levels[from] up (coarser) are searched when `from`
-// is given (the objects apart and on the all-pairs list always are).
+// is given, and the objects apart and on the all-pairs list only when
+// `loose` (a scan each).
 template <int D, class T, class F>
 bool search_region(const hash_grids_state<D, T>& s, const std::array<double, D>& lo, const std::array<double, D>& hi,
-                   F&& on_entry, std::size_t from = 0) {
+                   F&& on_entry, std::size_t from = 0, bool loose = true) {
   using state_t = hash_grids_state<D, T>;
-  if (!scan_vector(s.apart, on_entry)) return false;
-  if (!scan_vector(s.list, on_entry)) return false;
+  if (loose && !scan_vector(s.apart, on_entry)) return false;
+  if (loose && !scan_vector(s.list, on_entry)) return false;
   for (std::size_t li = from; li < s.levels.size(); ++li) {
     const auto& g = s.grids[s.levels[li]];
     if (g.objects == 0) continue;
