@@ -473,6 +473,7 @@ struct busy {
 // pair within a level is seen from both of its objects, one across levels
 // from its finer side only; scaled by the stride, that estimates the count
 // (each cell is sampled with probability 1 / stride, and its objects alike).
+namespace {
 template <int D, class T>
 std::size_t sampled_pair_count(const detail::hash_grids_state<D, T>& s) {
   constexpr std::size_t kCells = 256;
@@ -507,6 +508,7 @@ std::size_t sampled_pair_count(const detail::hash_grids_state<D, T>& s) {
   }
   return static_cast<std::size_t>(twice / 2 * static_cast<double>(stride));
 }
+}  // namespace
 
 // The output is reserved before the walks, because a vector that doubles its
 // way to P pairs allocates, faults in and copies about 2P pairs' worth of
