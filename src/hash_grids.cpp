@@ -503,7 +503,8 @@ std::size_t sampled_pair_count(const detail::hash_grids_state<D, T>& s) {
             return true;
           },
           li, false);
-      twice += static_cast<double>(oc.count) * static_cast<double>(within - 1 + 2 * beyond);  // (a is within)
+      if (within > 0) --within;  // (a itself)
+      twice += static_cast<double>(oc.count) * static_cast<double>(within + 2 * beyond);
     }
   }
   return static_cast<std::size_t>(twice / 2 * static_cast<double>(stride));

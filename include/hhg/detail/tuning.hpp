@@ -16,13 +16,13 @@ struct tuning {
   std::uint32_t flat_cell = 4;   // a cell of more objects is crowded: each object tested only against what it reaches
   std::size_t crowded_grid = 8;  // more objects per occupied cell: the grid takes the lookup walk
   std::size_t displaced_share = 4;  // more than 1/4 of an ordered grid's objects displaced: the lookup walk
-  std::size_t searched_share =
-      2;  // more than 1/2 of an ordered grid's cells in searched rows: the lookup walk (0: never)
-  std::size_t compact_min = 4096;    // a grid of fewer objects is never compacted
-  std::size_t compact_ratio = 8;     // compacted when more than 1/8 of its objects were written out of order
-  std::size_t chunk_cells = 2048;    // cells of a within-grid detection chunk
-  std::size_t chunk_objects = 4096;  // finer-grid objects of an across-grid chunk
-  std::size_t apart_index_min = 8;   // this many objects kept apart or more: paired through their index (apart.hpp)
+  std::size_t searched_share = 2;   // > 1/2 of an ordered grid's cells in searched rows: lookup walk (0: never)
+  std::size_t compact_min = 4096;   // a grid of fewer objects is never compacted
+  std::size_t compact_ratio = 8;    // compacted when more than 1/8 of its objects were written out of order
+  std::size_t chunk_cells = 2048;   // cells of a within-grid detection chunk
+  std::size_t reserve_estimate_min = 32768;  // a first find_pairs over this many objects sizes its output
+  std::size_t chunk_objects = 4096;          // finer-grid objects of an across-grid chunk
+  std::size_t apart_index_min = 8;  // this many objects kept apart or more: paired through their index (apart.hpp)
   // update
   std::size_t batch_two_pass = 4096;      // a batch move of fewer objects goes one by one, in order
   std::size_t bulk_min = 4096;            // a batch of fewer moves is never a bulk move
@@ -30,8 +30,6 @@ struct tuning {
   std::size_t chunk_moves = 16384;        // moves of a bulk-move chunk
   // levels
   std::size_t adaptive_min_batch = 65536;  // a smaller batch activating the grids keeps config::hierarchy_factor
-  // detection
-  std::size_t reserve_estimate_min = 32768;  // a first find_pairs over this many objects or more sizes its output
 };
 
 // How often each path ran (since construction or the last reset); tests
