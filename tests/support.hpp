@@ -11,6 +11,7 @@
 #include <iomanip>
 #include <iterator>
 #include <limits>
+#include <span>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "hhg/box.hpp"
+#include "hhg/broad_phase.hpp"
 #include "hhg/brute_force.hpp"
 #include "hhg/config.hpp"
 #include "hhg/detail/tuning.hpp"
@@ -508,6 +510,14 @@ inline std::vector<std::pair<std::uint32_t, std::uint32_t>> as_indices(const std
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+/// The pairs of `bs` by brute force, as all_pairs gives them (i < j, sorted):
+/// the oracle for a method's all_pairs or as_indices(find_pairs).
+template <class M>
+std::vector<std::pair<std::uint32_t, std::uint32_t>> brute_pairs(std::span<const typename M::box_type> bs) {
+  brute_force<M::dimension, typename M::scalar> b;
+  return hhg::all_pairs(b, bs);
 }
 
 }  // namespace hhg_test

@@ -24,6 +24,7 @@
 namespace {
 
 using hhg_test::as_indices;
+using hhg_test::brute_pairs;
 
 using hhg::handle;
 using hhg::handle_pair;
@@ -40,12 +41,6 @@ hhg::detail::tuning estimate_always() {
   t.adaptive_min_batch = 0;
   t.bulk_min = 64;
   return t;
-}
-
-template <class M>
-auto oracle(std::span<const typename M::box_type> bs) {
-  hhg::brute_force<M::dimension, typename M::scalar> b;
-  return hhg::all_pairs(b, bs);
 }
 
 // The cell sizes of the levels, finest first.
@@ -69,7 +64,7 @@ TYPED_TEST(AdaptiveFactor, LogUniformSizesShareFewerLevelsExactly) {
   TypeParam adaptive, fixed(fixed_cfg);
   adaptive.set_tuning(estimate_always());
   fixed.set_tuning(estimate_always());
-  const auto want = oracle<TypeParam>(std::span<const B>(scene.boxes()));
+  const auto want = brute_pairs<TypeParam>(std::span<const B>(scene.boxes()));
   ASSERT_FALSE(want.empty());
   EXPECT_EQ(hhg::all_pairs(adaptive, std::span<const B>(scene.boxes())), want);
   EXPECT_EQ(hhg::all_pairs(fixed, std::span<const B>(scene.boxes())), want);
@@ -84,7 +79,7 @@ TYPED_TEST(AdaptiveFactor, LogUniformSizesShareFewerLevelsExactly) {
     adaptive.move(std::span<const handle>(hs), std::span<const B>(scene.boxes()));
     std::vector<handle_pair> found;
     adaptive.find_pairs(found);
-    EXPECT_EQ(as_indices(found, hs), oracle<TypeParam>(std::span<const B>(scene.boxes()))) << "step " << step;
+    EXPECT_EQ(as_indices(found, hs), brute_pairs<TypeParam>(std::span<const B>(scene.boxes()))) << "step " << step;
     EXPECT_NO_THROW(adaptive.validate());
   }
   EXPECT_EQ(adaptive.path_counts().ladders_estimated, 2u);
@@ -120,7 +115,7 @@ TYPED_TEST(AdaptiveFactor, CrowdedSmallObjectsKeepTheirOwnLevel) {
   }
   TypeParam m;
   m.set_tuning(estimate_always());
-  EXPECT_EQ(hhg::all_pairs(m, std::span<const B>(bs)), oracle<TypeParam>(std::span<const B>(bs)));
+  EXPECT_EQ(hhg::all_pairs(m, std::span<const B>(bs)), brute_pairs<TypeParam>(std::span<const B>(bs)));
   EXPECT_EQ(m.path_counts().ladders_estimated, 1u);
   const std::vector<double> cells = cell_sizes(m);
   ASSERT_GE(cells.size(), 2u);
@@ -176,7 +171,7 @@ TYPED_TEST(AdaptiveFactor, OutsideTheBatchClearedSmallOrOffKeepTheFactor) {
     for (std::size_t i = 0; i + batch_cells.size() < cells.size() - 1; ++i) EXPECT_TRUE(near(q[i], f)) << q[i];
     std::vector<handle_pair> found;
     m.find_pairs(found);
-    EXPECT_EQ(as_indices(found, hs), oracle<TypeParam>(std::span<const B>(bs)));
+    EXPECT_EQ(as_indices(found, hs), brute_pairs<TypeParam>(std::span<const B>(bs)));
     EXPECT_NO_THROW(m.validate());
     // cleared: one by one, the configured factor
     m.clear();
@@ -191,7 +186,7 @@ TYPED_TEST(AdaptiveFactor, OutsideTheBatchClearedSmallOrOffKeepTheFactor) {
     if (small) t.adaptive_min_batch = scene.boxes().size() + 1;
     m.set_tuning(t);
     EXPECT_EQ(hhg::all_pairs(m, std::span<const B>(scene.boxes())),
-              oracle<TypeParam>(std::span<const B>(scene.boxes())));
+              brute_pairs<TypeParam>(std::span<const B>(scene.boxes())));
     EXPECT_EQ(m.path_counts().ladders_estimated, 0u);
     for (double x : ratios(cell_sizes(m))) EXPECT_TRUE(near(x, f)) << x;
   }
@@ -213,7 +208,7 @@ TYPED_TEST(AdaptiveFactor, ZooExactWithTheEstimateForced) {
     std::vector<handle_pair> found;
     auto check = [&] {
       m.find_pairs(found);
-      EXPECT_EQ(as_indices(found, hs), oracle<TypeParam>(std::span<const B>(bs)));
+      EXPECT_EQ(as_indices(found, hs), brute_pairs<TypeParam>(std::span<const B>(bs)));
       EXPECT_NO_THROW(m.validate());
     };
     check();

@@ -23,6 +23,7 @@ namespace {
 using hhg::handle;
 using hhg::handle_pair;
 using hhg_test::as_indices;
+using hhg_test::brute_pairs;
 
 template <class M>
 class OutputReserve : public ::testing::Test {};
@@ -45,12 +46,6 @@ std::vector<hhg::box<D, T>> boxes(std::uint64_t seed, std::size_t n, double worl
       b.max[i] = static_cast<T>(c + e);
     }
   return bs;
-}
-
-template <class M>
-auto oracle(std::span<const typename M::box_type> bs) {
-  hhg::brute_force<M::dimension, typename M::scalar> b;
-  return hhg::all_pairs(b, bs);
 }
 
 hhg::detail::tuning estimate_from(std::size_t n) {
@@ -86,7 +81,7 @@ TYPED_TEST(OutputReserve, FirstDetectionReservesTheSampledEstimate) {
     std::vector<handle_pair> out;
     m.find_pairs(out);
     EXPECT_EQ(m.path_counts().outputs_estimated, 1u);
-    const auto want = oracle<M>(std::span<const hhg::box<D, T>>(sc.bs));
+    const auto want = brute_pairs<M>(std::span<const hhg::box<D, T>>(sc.bs));
     ASSERT_EQ(as_indices(out, hs), want);
     ASSERT_GT(want.size(), 2000u);  // (the scenes have pairs to estimate)
     const double ratio = static_cast<double>(out.capacity() - 1024) / static_cast<double>(want.size());
@@ -147,7 +142,7 @@ TYPED_TEST(OutputReserve, LaterDetectionsReserveTheLastCount) {
   EXPECT_EQ(m.path_counts().outputs_estimated, 1u);
   ASSERT_LE(second.size(), n1 + n1 / 8);
   EXPECT_EQ(second.capacity(), n1 + n1 / 8);
-  EXPECT_EQ(as_indices(second, hs), oracle<M>(std::span<const hhg::box<D, T>>(bs)));
+  EXPECT_EQ(as_indices(second, hs), brute_pairs<M>(std::span<const hhg::box<D, T>>(bs)));
   const std::size_t kept = first.capacity();
   m.find_pairs(first);  // reused: enough room already
   EXPECT_EQ(first.capacity(), kept);
@@ -157,13 +152,13 @@ TYPED_TEST(OutputReserve, LaterDetectionsReserveTheLastCount) {
   hs = m.insert(fewer);
   std::uint64_t visits = 0;
   m.for_each_pair([&](handle, handle) { ++visits; });
-  EXPECT_EQ(visits, oracle<M>(fewer).size());
+  EXPECT_EQ(visits, brute_pairs<M>(fewer).size());
   m.clear();
   hs = m.insert(std::span<const hhg::box<D, T>>(bs));
   std::vector<handle_pair> third;
   m.find_pairs(third);
   EXPECT_EQ(m.path_counts().outputs_estimated, 2u);
-  EXPECT_EQ(as_indices(third, hs), oracle<M>(std::span<const hhg::box<D, T>>(bs)));
+  EXPECT_EQ(as_indices(third, hs), brute_pairs<M>(std::span<const hhg::box<D, T>>(bs)));
 }
 
 }  // namespace
