@@ -46,8 +46,8 @@ struct across_walk : grid_types<D, T> {
   static void prepare(const grid& g, const grid& h, pair_job& j) {
     auto& across = j.keys;
     across.clear();
-    if (across.capacity() < g.objects) across.reserve(g.objects);
-    if (j.beyond.size() < g.pool.size()) j.beyond.resize(g.pool.size());
+    if (across.capacity() < g.objects) across.reserve(g.objects + g.objects / 16);
+    if (j.beyond.size() < g.pool.size()) resize_scratch(j.beyond, g.pool.size());
     for (const occupied_cell& oc : g.occupied)
       for (std::uint32_t k = 0; k < oc.count; ++k) {
         const std::uint32_t at = oc.block + k;

@@ -85,6 +85,21 @@ inline void reserve_for(V& v, std::size_t needed) {
   v.reserve(std::max(c, needed));
 }
 
+// v.resize(n) for scratch that is about to be written whole: when it must
+// grow, nothing is copied and 1/16 more is reserved. A count that wobbles from
+// one detection or step to the next then neither reallocates every time nor
+// doubles the capacity as resize does; the old array, freed into the heap,
+// would stay resident beside the new one (10^6 equal cubes: row_pos doubled
+// at the third step, +2.9 bytes per object of peak).
+template <class V>
+inline void resize_scratch(V& v, std::size_t n) {
+  if (n > v.capacity()) {
+    v.clear();
+    v.reserve(n + n / 16);
+  }
+  v.resize(n);
+}
+
 // Stable LSD radix sort of v by key(x), of which the low `bits` bits count,
 // 11 bits a pass; tmp is scratch (resized, kept by the caller for reuse).
 template <std::uint32_t kDigit = 11, class V, class W, class Key>
@@ -92,7 +107,7 @@ void radix_sort(V& v, W& tmp, std::uint32_t bits, Key key) {
   constexpr std::uint32_t kMask = (1u << kDigit) - 1;
   constexpr std::uint32_t kMaxDigits = (32 + kDigit - 1) / kDigit;
   const std::uint32_t digits = (std::min(bits, 32u) + kDigit - 1) / kDigit;
-  tmp.resize(v.size());
+  resize_scratch(tmp, v.size());
   if (v.size() < 2) return;
   // the counts of every digit in one read (the keys do not change between passes)
   std::array<std::array<std::uint32_t, 1u << kDigit>, kMaxDigits> counts;

@@ -106,8 +106,8 @@ struct detection_scratch {
       }
     });
     for (auto& pj : pjobs) AW::sort(s.exec, tu.chunk_moves, s.grids[pj.coarse], pj);  // each on every worker
-    // the ordered grids' rows, in parts of every grid in one run, then placed
-    // and copied in another (walks.hpp)
+    // the ordered grids' rows, in parts of every grid: counted in one run,
+    // placed, and written in another (walks.hpp)
     const std::size_t part = 8 * std::max<std::size_t>(tu.chunk_cells, 1);
     row_parts.clear();
     for (std::uint32_t j = 0; j < gjobs.size(); ++j)
@@ -115,18 +115,17 @@ struct detection_scratch {
         for (std::size_t p = 0, np = GW::start_rows(gjobs[j], part); p < np; ++p) row_parts.push_back({j, p});
     s.run_chunks(row_parts.size(), [&](std::size_t t) {
       auto& gj = gjobs[row_parts[t].first];
-      GW::index_part(s.grids[gj.id], gj, row_parts[t].second, part);
+      GW::count_part(s.grids[gj.id], gj, row_parts[t].second, part);
     });
     // A grid whose cells lie mostly in searched rows takes the lookup walk
     // instead: objects spread thin over the hashed grid leave a few cells
     // in each row, and the row walk's 14 row searches a cell cost more than
     // 13 lookups (10^6 objects of `sparse`, 15 cells in a row of 256:
-    // detection 116 -> 57 ms; the rows indexed in vain cost ~2 ms).
+    // detection 116 -> 57 ms; the rows are only counted by then).
     for (auto& gj : gjobs) {
       if (!gj.ordered || !gj.displaced.empty() || tu.searched_share == 0) continue;
       std::size_t searched = 0;
-      for (const auto& part_rows : gj.part_rows)
-        for (const auto& r : part_rows) searched += r.pos == npos ? r.end - r.first : 0;
+      for (const auto& n : gj.parts) searched += n.searched;
       if (searched * tu.searched_share > gj.cv.size) {
         gj.ordered = false;
         ++s.paths.sparse_rows_lookup;
@@ -136,7 +135,7 @@ struct detection_scratch {
       if (gj.ordered) GW::size_rows(gj);
     s.run_chunks(row_parts.size(), [&](std::size_t t) {
       auto& gj = gjobs[row_parts[t].first];
-      if (gj.ordered) GW::copy_part(gj, row_parts[t].second);
+      if (gj.ordered) GW::index_part(s.grids[gj.id], gj, row_parts[t].second, part);
     });
     // the chunks, in the order of the pairs
     chunks.clear();

@@ -46,7 +46,7 @@ void parallel_radix_sort(executor* exec, std::size_t chunk_items, V& v, W& scrat
       std::max<std::size_t>({chunk_items, 1, (n + 4 * exec->workers() - 1) / (4 * exec->workers())});
   const std::size_t nchunks = (n + chunk - 1) / chunk;
   std::vector<std::uint32_t> hist(nchunks * radix), starts(radix);
-  scratch.resize(n);
+  resize_scratch(scratch, n);
   for (std::uint32_t d = 0; d < digits; ++d) {
     const std::uint32_t shift = d * digit;
     run_chunks(exec, nchunks, [&](std::size_t c) {

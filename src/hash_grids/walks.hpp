@@ -51,36 +51,36 @@ struct grid_walks : grid_types<D, T> {
     std::uint32_t xmin, xmax;  // the x of its first and last cell
     std::uint32_t pos;         // row_pos offset (npos: searched)
   };
+  // A part's rows, row_pos entries and cells in searched rows (count_part),
+  // then where its rows and positions start (size_rows).
+  struct part_span {
+    std::size_t rows = 0, positions = 0, searched = 0;
+  };
 
   // One live grid's walk, prepared once per detection (detection.hpp).
   struct grid_job {
     std::uint32_t id = 0;
     bool ordered = false;  // the ordered walk (and displaced cells apart), else the unordered one
     cell_view cv{};        // the cells of the ordered or unordered walk, in code order
-    std::vector<std::uint32_t> order, order_tmp;   // cv's order when the occupied list is not sorted
-    std::vector<std::uint32_t> kept;               // ordered grids with displaced cells: the others, in code order
-    std::vector<std::uint32_t> displaced;          // the displaced cells (occupied indices)
-    std::vector<row_info> rows;                    // ordered walk: the occupied rows
-    std::vector<std::uint32_t> row_pos;            // ordered walk: per row and x, a pool position
-    std::vector<std::vector<row_info>> part_rows;  // rows and row_pos built in parts (index_part)
-    std::vector<std::vector<std::uint32_t>> part_pos;
-    std::vector<std::pair<std::size_t, std::size_t>> part_at;  // where each part goes in rows, row_pos
+    std::vector<std::uint32_t> order, order_tmp;  // cv's order when the occupied list is not sorted
+    std::vector<std::uint32_t> kept;              // ordered grids with displaced cells: the others, in code order
+    std::vector<std::uint32_t> displaced;         // the displaced cells (occupied indices)
+    std::vector<row_info> rows;                   // ordered walk: the occupied rows
+    std::vector<std::uint32_t> row_pos;           // ordered walk: per row and x, a pool position
+    std::vector<part_span> parts;                 // rows and row_pos in parts (count_part, index_part)
     std::size_t bytes() const {
-      std::size_t b = capacity_bytes(order) + capacity_bytes(order_tmp) + capacity_bytes(kept) +
-                      capacity_bytes(displaced) + capacity_bytes(rows) + capacity_bytes(row_pos) +
-                      capacity_bytes(part_rows) + capacity_bytes(part_pos) + capacity_bytes(part_at);
-      for (const auto& v : part_rows) b += capacity_bytes(v);
-      for (const auto& v : part_pos) b += capacity_bytes(v);
-      return b;
+      return capacity_bytes(order) + capacity_bytes(order_tmp) + capacity_bytes(kept) + capacity_bytes(displaced) +
+             capacity_bytes(rows) + capacity_bytes(row_pos) + capacity_bytes(parts);
     }
   };
 
   // The rows of an ordered grid's walk, and row_pos; rows[0] is an empty
   // row. Built in parts of about `part` cells, each starting at a row's
-  // first cell, so that the parts run on the executor (detection.hpp):
-  // start_rows sizes the part buffers, index_part lists part p's rows and
-  // positions into its own buffers, size_rows places the parts (running
-  // sums), copy_part copies part p to its place.
+  // first cell, so that the parts run on the executor (detection.hpp), in
+  // two runs: count_part sizes part p, size_rows places the parts (running
+  // sums) and sizes rows and row_pos, index_part writes part p in its place.
+  // (Counted first rather than listed into buffers of each part and copied:
+  // no second copy of row_pos, 4.3 bytes per object at 10^6 equal cubes.)
   static std::size_t row_start(const cell_view& cv, std::size_t k, std::uint32_t mx) {
     if (k == 0) return 0;
     while (k < cv.size && (cv.code(k) & ~mx) == (cv.code(k - 1) & ~mx)) ++k;
@@ -88,20 +88,15 @@ struct grid_walks : grid_types<D, T> {
   }
   static std::size_t start_rows(grid_job& job, std::size_t part) {
     const std::size_t parts = std::max<std::size_t>((job.cv.size + part - 1) / part, 1);
-    job.part_rows.resize(parts);
-    job.part_pos.resize(parts);
+    job.parts.assign(parts, {});
     return parts;
   }
-  static void index_part(const grid& g, grid_job& job, std::size_t p, std::size_t part) {
-    const cell_view& cv = job.cv;
+  // fn(row) for each row of part p; row.pos is npos for a row whose cells are
+  // far apart (more than 4 x between them on average: searched), else 0
+  template <class Fn>
+  static void for_rows(const grid& g, const cell_view& cv, std::size_t p, std::size_t part, Fn&& fn) {
     const std::size_t cells = cv.size;
     const std::uint32_t mx = g.mask[0];
-    const std::uint32_t pool_end = g.ordered_end;
-    auto start_of = [&](std::size_t c) { return c < cells ? cv.at(c).block : pool_end; };
-    std::vector<row_info>& rows = job.part_rows[p];
-    std::vector<std::uint32_t>& row_pos = job.part_pos[p];
-    rows.clear();
-    row_pos.clear();
     const std::size_t k0 = row_start(cv, std::min(cells, p * part), mx);
     const std::size_t k1 = row_start(cv, std::min(cells, (p + 1) * part), mx);
     for (std::size_t k = k0; k < k1;) {
@@ -109,43 +104,57 @@ struct grid_walks : grid_types<D, T> {
       std::size_t e = k + 1;
       while (e < cells && (cv.code(e) & ~mx) == row) ++e;
       row_info r{
-          row, static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(e), cv.code(k) & mx, cv.code(e - 1) & mx,
-          npos};
-      if (r.xmax - r.xmin <= 4 * (e - k) + 16) {
-        r.pos = static_cast<std::uint32_t>(row_pos.size());  // (within the part: moved by copy_part)
-        std::size_t c = k;
-        for (std::uint32_t x = r.xmin; x <= r.xmax + 1; ++x) {
-          while (c < e && (cv.code(c) & mx) < x) ++c;
-          row_pos.push_back(start_of(c));
-        }
-      }
-      rows.push_back(r);
+          row, static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(e), cv.code(k) & mx, cv.code(e - 1) & mx, 0};
+      if (r.xmax - r.xmin > 4 * (e - k) + 16) r.pos = npos;
+      fn(r);
       k = e;
     }
   }
+  static void count_part(const grid& g, grid_job& job, std::size_t p, std::size_t part) {
+    part_span n;
+    for_rows(g, job.cv, p, part, [&](const row_info& r) {
+      ++n.rows;
+      if (r.pos == npos)
+        n.searched += r.end - r.first;
+      else
+        n.positions += r.xmax - r.xmin + 2;
+    });
+    job.parts[p] = n;
+  }
   static void size_rows(grid_job& job) {
-    const std::size_t parts = job.part_rows.size();
-    job.part_at.resize(parts);
     std::size_t nrows = 1, npos_ = 2;  // the empty row and its two positions first
-    for (std::size_t p = 0; p < parts; ++p) {
-      job.part_at[p] = {nrows, npos_};
-      nrows += job.part_rows[p].size();
-      npos_ += job.part_pos[p].size();
+    for (part_span& at : job.parts) {
+      const part_span n = at;
+      at.rows = nrows;
+      at.positions = npos_;
+      nrows += n.rows;
+      npos_ += n.positions;
     }
-    job.rows.resize(nrows);
-    job.row_pos.resize(npos_);
+    resize_scratch(job.rows, nrows);
+    resize_scratch(job.row_pos, npos_);
     job.rows[0] = {npos, 0, 0, 0, 0, 0};
     job.row_pos[0] = job.row_pos[1] = 0;
   }
-  static void copy_part(grid_job& job, std::size_t p) {
-    const auto [r0, q0] = job.part_at[p];
-    const auto shift = static_cast<std::uint32_t>(q0);
-    row_info* to = job.rows.data() + r0;
-    for (row_info r : job.part_rows[p]) {
-      if (r.pos != npos) r.pos += shift;
+  // Each row of part p, and over the x between its first and last cell, the
+  // pool position of its first cell at x or beyond.
+  static void index_part(const grid& g, grid_job& job, std::size_t p, std::size_t part) {
+    const cell_view& cv = job.cv;
+    const std::uint32_t mx = g.mask[0];
+    const std::uint32_t pool_end = g.ordered_end;
+    auto start_of = [&](std::size_t c) { return c < cv.size ? cv.at(c).block : pool_end; };
+    row_info* to = job.rows.data() + job.parts[p].rows;
+    std::uint32_t* at = job.row_pos.data() + job.parts[p].positions;
+    for_rows(g, cv, p, part, [&](row_info r) {
+      if (r.pos != npos) {
+        r.pos = static_cast<std::uint32_t>(at - job.row_pos.data());
+        std::size_t c = r.first;
+        for (std::uint32_t x = r.xmin; x <= r.xmax + 1; ++x) {
+          while (c < r.end && (cv.code(c) & mx) < x) ++c;
+          *at++ = start_of(c);
+        }
+      }
       *to++ = r;
-    }
-    std::copy(job.part_pos[p].begin(), job.part_pos[p].end(), job.row_pos.begin() + static_cast<std::ptrdiff_t>(q0));
+    });
   }
 
   template <class Sink>
