@@ -291,6 +291,15 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
     const grid& g = grids[id];
     auto& keys = bulk_keys[id];
     parallel_radix_sort(keys, bulk_tmp, code_bits(g), [](const bulk_key& k) { return k.code; });
+    // An odd number of sort passes leaves the list in the scratch's buffer,
+    // which is sized for the largest grid: kept, every grid's list would come
+    // to hold one (10^4 boxes of Terdiman's data, three levels: 16 bytes per
+    // object more after a few batches). The list goes back into the small one.
+    if (keys.capacity() > 2 * keys.size() + 1024 && bulk_tmp.capacity() >= keys.size()) {
+      bulk_tmp.resize(keys.size());
+      std::copy(keys.begin(), keys.end(), bulk_tmp.begin());
+      keys.swap(bulk_tmp);
+    }
     plan& pl = plans[id];
     // Pass 3's chunks start at the first brick at or after every multiple
     // of `chunk` keys, so that a chunk owns its bricks whole (their cells,
