@@ -18,11 +18,21 @@ Across scenarios:
                              grid, and the ratios.
 
 Run with Debian's Python (it has matplotlib):
-    /usr/bin/python3 scripts/plot_bench.py RESULTS.json [MORE.json ...] OUTPUT_DIR
+    /usr/bin/python3 scripts/plot_bench.py RESULTS.json [MORE.json ...] OUTPUT_DIR [--update FILE ...]
 Several result files (e.g. one per scenario) are merged.
+
+--update FILE rewrites the generated tables of a Markdown file: the lines
+between `<!-- begin generated NAME ... -->` and `<!-- end generated NAME -->`,
+NAME one of GENERATED below (`summary`: the table of summary.md; `glance`:
+the README's speed table). The rest of the file is kept as it is. A file
+without such a block, an unknown NAME, a begin without its end, or results
+that lack a scenario the table needs is an error (exit 1), and then no file
+is changed.
 """
+import argparse
 import json
 import os
+import re
 import sys
 
 import matplotlib
@@ -199,11 +209,74 @@ def fmt(v):
     return "—" if v is None else f"{v:,.0f}".replace(",", " ")
 
 
+def summary_table(summary):
+    lines = ["| scenario | N | hhg ns/object | best peer | ns/object | hhg / peer | grid ns/object | hhg / grid |",
+             "|---|---|---|---|---|---|---|---|"]
+    for s in summary:
+        def ratio(a, b):
+            return "—" if a is None or b is None or b == 0 else f"{a / b:.2f}×"
+        label = s["scenario"] + (" (one-shot)" if s["one_shot"] else "")
+        lines.append(f"| {label} | {s['n']} | {fmt(s['hhg'])} | {s['peer'] or '—'} | {fmt(s['peer_ns'])} | "
+                     f"{ratio(s['hhg'], s['peer_ns'])} | {fmt(s['grid'])} | {ratio(s['hhg'], s['grid'])} |")
+    return lines
+
+
+# The README's speed table: these scenarios, in this order, under these names.
+GLANCE = (("equal", "equal cubes"), ("varied", "sizes over ×12"), ("log-uniform", "sizes log-uniform over 1–1000"),
+          ("elongated", "10×1×1 boxes"), ("sparse", "tiny objects far apart"))
+
+
+def glance_table(summary):
+    by_name = {s["scenario"]: s for s in summary}
+    missing = [sc for sc, _ in GLANCE if sc not in by_name or by_name[sc]["hhg"] is None]
+    if missing:
+        raise ValueError("the results lack hhg in scenario(s) " + ", ".join(missing))
+    n = {by_name[sc]["n"] for sc, _ in GLANCE}
+    lines = [f"| scenario (N = {'/'.join(str(x) for x in sorted(n))}) | hhg | best peer library | "
+             "strong uniform grid |", "|---|---|---|---|"]
+    for sc, label in GLANCE:
+        s = by_name[sc]
+        cells = [s["hhg"], s["peer_ns"], s["grid"]]
+        best = min(v for v in cells if v is not None)
+        text = [("**" + fmt(v) + "**") if v == best else fmt(v) for v in cells]
+        if s["peer"]:
+            text[1] += f" ({s['peer']})"
+        lines.append(f"| {label} | " + " | ".join(text) + " |")
+    return lines
+
+
+GENERATED = {"summary": summary_table, "glance": glance_table}
+BLOCK = re.compile(r"(<!-- begin generated ([\w-]+)[^\n]*-->\n)(.*?)(<!-- end generated \2 -->)", re.S)
+
+
+def update_generated(path, summary):
+    """The text of `path` with its generated blocks rewritten (ValueError on anything amiss)."""
+    with open(path) as f:
+        text = f.read()
+    begins = re.findall(r"<!-- begin generated ([\w-]+)", text)
+    if not begins:
+        raise ValueError(f"{path}: no '<!-- begin generated NAME -->' block")
+    for name in begins:
+        if name not in GENERATED:
+            raise ValueError(f"{path}: unknown generated block '{name}' (known: {', '.join(GENERATED)})")
+    blocks = BLOCK.findall(text)
+    if len(blocks) != len(begins):
+        raise ValueError(f"{path}: a '<!-- begin generated ... -->' without its '<!-- end generated NAME -->'")
+    # a blank line on each side: Markdown renders the table as a table after the comment
+    return BLOCK.sub(lambda m: m.group(1) + "\n" + "\n".join(GENERATED[m.group(2)](summary)) + "\n\n" + m.group(4),
+                     text)
+
+
 def main():
-    if len(sys.argv) < 3:
-        sys.exit("usage: plot_bench.py RESULTS.json [MORE.json ...] OUTPUT_DIR")
-    rows, machine = load(sys.argv[1:-1])
-    out = sys.argv[-1]
+    ap = argparse.ArgumentParser(description="Plots and tables from hhg bench --json results.")
+    ap.add_argument("paths", nargs="+", metavar="RESULTS.json ... OUTPUT_DIR")
+    ap.add_argument("--update", action="append", default=[], metavar="FILE",
+                    help="rewrite the generated tables of this Markdown file (repeatable)")
+    args = ap.parse_args()
+    if len(args.paths) < 2:
+        ap.error("give one or more RESULTS.json and then OUTPUT_DIR")
+    rows, machine = load(args.paths[:-1])
+    out = args.paths[-1]
     os.makedirs(out, exist_ok=True)
     scenarios = []
     for r in rows:
@@ -215,17 +288,17 @@ def main():
         if s:
             summary.append(s)
     plot_equal(rows, out, machine)
-    lines = ["| scenario | N | hhg ns/object | best peer | ns/object | hhg / peer | grid ns/object | hhg / grid |",
-             "|---|---|---|---|---|---|---|---|"]
-    for s in summary:
-        def ratio(a, b):
-            return "—" if a is None or b is None or b == 0 else f"{a / b:.2f}×"
-        label = s["scenario"] + (" (one-shot)" if s["one_shot"] else "")
-        lines.append(f"| {label} | {s['n']} | {fmt(s['hhg'])} | {s['peer'] or '—'} | {fmt(s['peer_ns'])} | "
-                     f"{ratio(s['hhg'], s['peer_ns'])} | {fmt(s['grid'])} | {ratio(s['hhg'], s['grid'])} |")
     with open(os.path.join(out, "summary.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
+        f.write("\n".join(summary_table(summary)) + "\n")
     print(f"plots and summary.md written to {out}")
+    try:  # every file checked before any is written
+        updated = [(path, update_generated(path, summary)) for path in args.update]
+    except (OSError, ValueError) as e:
+        sys.exit(f"plot_bench.py: {e}; no Markdown file changed")
+    for path, text in updated:
+        with open(path, "w") as f:
+            f.write(text)
+        print(f"generated tables of {path} rewritten")
 
 
 if __name__ == "__main__":

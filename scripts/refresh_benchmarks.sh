@@ -4,17 +4,27 @@
 # N = 10^3 .. 10^6, then the plots and the summary table (scripts/plot_bench.py).
 #
 #   scripts/refresh_benchmarks.sh [--sizes 1000,10000,100000,1000000] [--steps 6]
-#       [--timeout 300] [--out docs/benchmarks] [--build build-bench]
-#       [--scenarios equal,varied,...] [--methods M,...] [--threads 1] [--no-build]
+#       [--timeout 300] [--out docs/benchmarks] [--build build-bench | --bench FILE]
+#       [--scenarios equal,varied,...] [--methods M,...] [--threads 1] [--lanes 1]
+#       [--no-build]
 #
 # One `hhg_bench` invocation per scenario (each (scenario, N, method) in its
 # own process, as always), written to OUT/raw/<scenario>.{json,csv,txt}; a
 # scenario already in OUT/raw is not run again (delete the file to redo it),
 # so an interrupted refresh resumes. Then OUT/results.{json,csv} (merged),
-# OUT/summary.txt (the tables) and the plots. `terdiman` (one-shot data) runs
-# at the --sizes up to 10^5, plus his 10^4 and 10^5 when --sizes reaches 10^5.
-# hhg's variants run on --threads threads (default 1: one core, like the
-# peers; pivot and pivot-chunked always use every core).
+# OUT/summary.txt (the tables), summary.md and the plots; with the default
+# OUT, also the generated tables of docs/benchmarks/README.md and README.md
+# (between their `<!-- generated: ... -->` markers). `terdiman` (one-shot
+# data) runs at the --sizes up to 10^5, plus his 10^4 and 10^5 when --sizes
+# reaches 10^5. hhg's variants run on --threads threads (default 1: one core,
+# like the peers; pivot and pivot-chunked always use every core).
+#
+# --lanes N (N <= the cores, --threads 1) runs N scenarios at once, one per
+# core, with every method but pivot and pivot-chunked; then those two run
+# alone, scenario by scenario, and their results join the lanes' (checked to
+# find the same pairs per step: scripts/merge_bench.py). On 2 cores a full
+# refresh takes ~70 min with --lanes 2 against ~2 h without.
+# --bench FILE: that hhg_bench, nothing built.
 # Run it on a quiet machine: the timings are the point.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,7 +36,13 @@ build=$here/build-bench
 scenarios=
 methods=
 threads=1
+lanes=1
+bench=
 do_build=1
+# methods that run on every core whatever --threads says (src/pivot_hashing.cpp)
+every_core=pivot,pivot-chunked
+# experiments that expand into hhg variants only, never another method (bench/harness/bench.cpp)
+hhg_only=factor,update
 while [ $# -gt 0 ]; do
   case $1 in
     --sizes) sizes=$2; shift 2 ;;
@@ -37,19 +53,26 @@ while [ $# -gt 0 ]; do
     --scenarios) scenarios=$2; shift 2 ;;
     --methods) methods=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
+    --lanes) lanes=$2; shift 2 ;;
+    --bench) bench=$2; do_build=0; shift 2 ;;
     --no-build) do_build=0; shift ;;
-    -h|--help) sed -n 2,20p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,30p "$0"; exit 0 ;;
     *) echo "refresh_benchmarks.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
 python=/usr/bin/python3  # Debian's: it has matplotlib
+case $lanes in ''|*[!0-9]*|0) echo "refresh_benchmarks.sh: --lanes must be a whole number >= 1, not '$lanes'" >&2; exit 2 ;; esac
+if [ "$lanes" -gt 1 ]; then
+  [ "$threads" = 1 ] || { echo "refresh_benchmarks.sh: --lanes $lanes runs one scenario per core: --threads must be 1" >&2; exit 2; }
+  [ "$lanes" -le "$(nproc)" ] || { echo "refresh_benchmarks.sh: --lanes $lanes is more than the $(nproc) cores" >&2; exit 2; }
+fi
 
 if [ $do_build = 1 ]; then
   cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release -DHHG_BUILD_TESTS=OFF -DHHG_BUILD_APPS=OFF \
     -DHHG_BUILD_BENCH=ON -DHHG_BUILD_PYTHON=OFF -DHHG_WITH_MPI=OFF -DHHG_BUILD_ADAPTERS=OFF >/dev/null
   cmake --build "$build" -j"$(nproc)" --target hhg_bench >/dev/null
 fi
-bench=$build/bench/hhg_bench
+[ -n "$bench" ] || bench=$build/bench/hhg_bench
 [ -x "$bench" ] || { echo "refresh_benchmarks.sh: $bench not built" >&2; exit 1; }
 
 # every experiment `hhg_bench --help` offers, unless --scenarios says otherwise
@@ -61,15 +84,28 @@ print(m.group(1) if m else "")')
 fi
 [ -n "$scenarios" ] || { echo "refresh_benchmarks.sh: no scenarios found in hhg_bench --help" >&2; exit 1; }
 
+# with --lanes: the methods of the lanes and those run alone afterwards
+all_methods=$methods
+if [ -z "$all_methods" ]; then
+  all_methods=$("$bench" --help | "$python" -c '
+import re, sys
+m = re.search(r"--methods TEXT:\{([^}]*)\}", sys.stdin.read())
+print(m.group(1) if m else "")')
+fi
+in_list() { case ",$2," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
+lane_methods= alone_methods=
+IFS=, read -r -a method_list <<< "$all_methods"
+for m in "${method_list[@]}"; do
+  if in_list "$m" "$every_core"; then alone_methods+=${alone_methods:+,}$m; else lane_methods+=${lane_methods:+,}$m; fi
+done
+
 mkdir -p "$out/raw"
 start=$(date +%s)
 IFS=, read -r -a scenario_list <<< "$scenarios"
-for sc in "${scenario_list[@]}"; do
-  if [ -s "$out/raw/$sc.json" ]; then
-    echo "== $sc: already in $out/raw, skipped" >&2
-    continue
-  fi
-  ns=$sizes
+
+# run_scenario SCENARIO METHODS PART: one hhg_bench into OUT/raw/SCENARIO[.PART].{json,csv,txt}
+run_scenario() {
+  local sc=$1 ms=$2 to=$out/raw/$1${3:+.$3} ns=$sizes status=0
   if [ "$sc" = terdiman ]; then  # his sizes; the pairs grow as N^2 in the fixed cube
     # (his 10^4 and 10^5 are added when --sizes reaches 10^5: a full refresh)
     ns=$("$python" -c "
@@ -78,37 +114,54 @@ n = [int(x) for x in sys.argv[1].split(',')]
 s = {x for x in n if x <= 100000} | ({10000, 100000} if max(n) >= 100000 else set())
 print(','.join(map(str, sorted(s))))" "$sizes")
   fi
-  echo "== $sc at N = $ns ($(($(date +%s) - start)) s so far)" >&2
-  args=(--scenario "$sc" --n "$ns" --steps "$steps" --timeout "$timeout" --threads "$threads"
-        --json "$out/raw/$sc.json.part" --csv "$out/raw/$sc.csv.part")
-  [ -n "$methods" ] && args+=(--methods "$methods")
+  echo "== $sc${3:+ ($3)} at N = $ns ($(($(date +%s) - start)) s so far)" >&2
+  local args=(--scenario "$sc" --n "$ns" --steps "$steps" --timeout "$timeout" --threads "$threads"
+              --json "$to.json.part" --csv "$to.csv.part")
+  [ -n "$ms" ] && args+=(--methods "$ms")
   # status 1 = some method disagreed or failed: kept (the notes say which), reported at the end
-  status=0
-  "$bench" "${args[@]}" > "$out/raw/$sc.txt.part" || status=$?
-  [ $status -le 1 ] || { echo "refresh_benchmarks.sh: hhg_bench failed on $sc (status $status)" >&2; exit 1; }
-  [ $status = 0 ] || echo "refresh_benchmarks.sh: $sc: some methods disagreed or failed (see $out/raw/$sc.txt)" >&2
-  for ext in json csv txt; do mv "$out/raw/$sc.$ext.part" "$out/raw/$sc.$ext"; done
-done
+  "$bench" "${args[@]}" > "$to.txt.part" || status=$?
+  [ $status -le 1 ] || { echo "refresh_benchmarks.sh: hhg_bench failed on $sc (status $status)" >&2; return 1; }
+  [ $status = 0 ] || echo "refresh_benchmarks.sh: $sc: some methods disagreed or failed (see $to.txt)" >&2
+  local ext
+  for ext in json csv txt; do mv "$to.$ext.part" "$to.$ext"; done
+}
 
-# merge: results.json (a list of runs), results.csv (one header), summary.txt
-"$python" - "$out" "${scenario_list[@]}" <<'EOF'
-import json, os, sys
-out, names = sys.argv[1], sys.argv[2:]
-runs, csv, text = [], [], []
-for sc in names:
-    with open(os.path.join(out, "raw", sc + ".json")) as f:
-        runs.extend(json.load(f))
-    with open(os.path.join(out, "raw", sc + ".csv")) as f:
-        lines = f.read().splitlines()
-    csv.extend(lines if not csv else lines[1:])
-    with open(os.path.join(out, "raw", sc + ".txt")) as f:
-        text.append(f.read())
-with open(os.path.join(out, "results.json"), "w") as f:
-    json.dump(runs, f, indent=1)
-with open(os.path.join(out, "results.csv"), "w") as f:
-    f.write("\n".join(csv) + "\n")
-with open(os.path.join(out, "summary.txt"), "w") as f:
-    f.write("\n".join(text))
-EOF
-"$python" "$here/scripts/plot_bench.py" "$out/results.json" "$out"
+todo=()
+for sc in "${scenario_list[@]}"; do
+  if [ -s "$out/raw/$sc.json" ]; then echo "== $sc: already in $out/raw, skipped" >&2; else todo+=("$sc"); fi
+done
+if [ "$lanes" = 1 ]; then
+  for sc in "${todo[@]}"; do run_scenario "$sc" "$methods" ""; done
+else
+  # the lanes: a queue of scenarios, at most $lanes hhg_bench at once
+  failed=0 running=0
+  for sc in "${todo[@]}"; do
+    [ -s "$out/raw/$sc.lane.json" ] && continue
+    if [ -z "$lane_methods" ]; then : > "$out/raw/$sc.lane.none"; continue; fi
+    run_scenario "$sc" "$lane_methods" lane &
+    running=$((running + 1))
+    if [ $running -ge "$lanes" ]; then wait -n || failed=1; running=$((running - 1)); fi
+  done
+  while [ $running -gt 0 ]; do wait -n || failed=1; running=$((running - 1)); done
+  [ $failed = 0 ] || { echo "refresh_benchmarks.sh: a lane failed (see above)" >&2; exit 1; }
+  # then the methods that use every core, alone, and the merge
+  for sc in "${todo[@]}"; do
+    if [ -n "$alone_methods" ] && ! in_list "$sc" "$hhg_only" && [ ! -s "$out/raw/$sc.alone.json" ]; then
+      run_scenario "$sc" "$alone_methods" alone
+    fi
+    if [ -e "$out/raw/$sc.lane.none" ]; then  # no lane methods: the alone run is the whole
+      rm "$out/raw/$sc.lane.none"
+      for ext in json csv txt; do mv "$out/raw/$sc.alone.$ext" "$out/raw/$sc.$ext"; done
+    else
+      "$python" "$here/scripts/merge_bench.py" alone "$out" "$sc"
+    fi
+  done
+fi
+
+"$python" "$here/scripts/merge_bench.py" all "$out" "${scenario_list[@]}"
+plot_args=("$out/results.json" "$out")
+if [ "$(cd "$out" && pwd)" = "$here/docs/benchmarks" ]; then
+  plot_args+=(--update "$here/docs/benchmarks/README.md" --update "$here/README.md")
+fi
+"$python" "$here/scripts/plot_bench.py" "${plot_args[@]}"
 echo "refresh done in $(($(date +%s) - start)) s: $out/results.{json,csv}, summary.txt, summary.md, *.png" >&2

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Merges the raw files of scripts/refresh_benchmarks.sh.
+
+  merge_bench.py alone OUT SCENARIO
+      With --lanes N the refresh runs each scenario in two parts: the lane
+      (every method that runs on one core, beside the other lanes) into
+      OUT/raw/SCENARIO.lane.{json,csv,txt}, then, alone on the machine, the
+      methods that use every core into OUT/raw/SCENARIO.alone.{json,csv,txt}
+      (absent when none apply). This writes OUT/raw/SCENARIO.{json,csv,txt}:
+      the lane's runs with the alone results appended to the run of the same
+      N, and removes the parts. The scenes are seeded, so every method must
+      find the same pairs per step as the lane's reference (the method
+      hhg_bench compared the others with: the first that ran). A difference
+      refuses the merge (exit 1, the parts kept), as hhg_bench itself reports
+      a mismatch.
+
+  merge_bench.py all OUT SCENARIO...
+      OUT/results.json (a list of runs), OUT/results.csv (one header) and
+      OUT/summary.txt (the tables) from every scenario's raw files.
+"""
+import json
+import os
+import sys
+
+
+def ran(r):
+    return bool(r.get("pairs_per_step")) and not r.get("note", "").startswith(("skipped", "failed"))
+
+
+def merge_alone(out, sc):
+    base = os.path.join(out, "raw", sc)
+    with open(base + ".lane.json") as f:
+        lane = json.load(f)
+    with open(base + ".lane.csv") as f:
+        csv = f.read().splitlines()
+    with open(base + ".lane.txt") as f:
+        text = f.read()
+    if os.path.exists(base + ".alone.json"):
+        with open(base + ".alone.json") as f:
+            alone = json.load(f)
+        with open(base + ".alone.csv") as f:
+            alone_csv = f.read().splitlines()[1:]
+        with open(base + ".alone.txt") as f:
+            alone_text = f.read()
+        header = csv[0].split(",")
+        col_sc, col_n = header.index("scenario"), header.index("n")
+        errors = []
+        for run in alone:
+            match = [r for r in lane if (r["scenario"], r["n"]) == (run["scenario"], run["n"])]
+            if len(match) != 1:
+                errors.append(f"{sc}: n={run['n']}: {len(match)} lane runs of this size")
+                continue
+            refs = [r for r in match[0]["results"] if ran(r)]
+            for r in run["results"]:
+                if refs and ran(r) and r["pairs_per_step"] != refs[0]["pairs_per_step"]:
+                    errors.append(f"{sc}: n={run['n']}: {r['method']} (alone) found pairs per step "
+                                  f"{r['pairs_per_step']}, {refs[0]['method']} (lane) found {refs[0]['pairs_per_step']}")
+            match[0]["results"].extend(run["results"])
+        if errors:
+            for e in errors:
+                print("merge_bench.py: MISMATCH: " + e, file=sys.stderr)
+            print(f"merge_bench.py: {sc}: not merged (the parts are kept in {os.path.dirname(base)})", file=sys.stderr)
+            sys.exit(1)
+        # the csv rows in the json's order: each size's lane rows, then its alone rows
+        rows = {}
+        for line in csv[1:] + alone_csv:
+            fields = line.split(",")
+            rows.setdefault((fields[col_sc], int(fields[col_n])), []).append(line)
+        csv = csv[:1] + [line for run in lane for line in rows.pop((run["scenario"], run["n"]), [])]
+        if rows:
+            sys.exit(f"merge_bench.py: {sc}: csv rows of runs the json lacks: {sorted(rows)}")
+        text += ("\n(the methods that use every core, run alone afterwards; their pairs per step agree with the "
+                 "lane's:)\n" + alone_text)
+    with open(base + ".json", "w") as f:
+        json.dump(lane, f, indent=1)
+    with open(base + ".csv", "w") as f:
+        f.write("\n".join(csv) + "\n")
+    with open(base + ".txt", "w") as f:
+        f.write(text)
+    for part in ("lane", "alone"):
+        for ext in ("json", "csv", "txt"):
+            if os.path.exists(f"{base}.{part}.{ext}"):
+                os.remove(f"{base}.{part}.{ext}")
+
+
+def merge_all(out, names):
+    runs, csv, text = [], [], []
+    for sc in names:
+        with open(os.path.join(out, "raw", sc + ".json")) as f:
+            runs.extend(json.load(f))
+        with open(os.path.join(out, "raw", sc + ".csv")) as f:
+            lines = f.read().splitlines()
+        csv.extend(lines if not csv else lines[1:])
+        with open(os.path.join(out, "raw", sc + ".txt")) as f:
+            text.append(f.read())
+    with open(os.path.join(out, "results.json"), "w") as f:
+        json.dump(runs, f, indent=1)
+    with open(os.path.join(out, "results.csv"), "w") as f:
+        f.write("\n".join(csv) + "\n")
+    with open(os.path.join(out, "summary.txt"), "w") as f:
+        f.write("\n".join(text))
+
+
+def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "alone":
+        merge_alone(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) >= 4 and sys.argv[1] == "all":
+        merge_all(sys.argv[2], sys.argv[3:])
+    else:
+        sys.exit("usage: merge_bench.py alone OUT SCENARIO | merge_bench.py all OUT SCENARIO...")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""The benchmark refresh end to end, at tiny sizes (a CTest test: bench/CMakeLists.txt).
+
+  test_refresh_benchmarks.py HHG_BENCH WORK_DIR
+
+Runs scripts/refresh_benchmarks.sh --lanes 2 with hhg, grid, brute, pivot and
+pivot-chunked on every scenario at N = 300 and 600, then checks:
+  - the lanes ran every method but the every-core ones, and those ran alone
+    afterwards and joined the lane's runs of the same N with the same pairs
+    per step (the merged txt says so); the hhg-only experiments have no pivot;
+  - raw/ holds one json, csv and txt per scenario and no parts;
+  - results.json / results.csv / summary.md hold every run, in one order;
+  - a second refresh on the same output runs nothing (the resume);
+  - scripts/merge_bench.py refuses parts whose pairs differ, and keeps them;
+  - scripts/plot_bench.py --update rewrites only the generated blocks, the
+    same text twice, and refuses (changing no file) a file without blocks,
+    an unknown block, or a begin without its end;
+  - bad --lanes values are refused before anything runs.
+Exits 77 (skipped) on a machine with one core: --lanes 2 needs two.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+REFRESH = os.path.join(ROOT, "scripts", "refresh_benchmarks.sh")
+MERGE = os.path.join(ROOT, "scripts", "merge_bench.py")
+PLOT = os.path.join(ROOT, "scripts", "plot_bench.py")
+PY = sys.executable
+METHODS = ["hhg", "grid", "brute", "pivot", "pivot-chunked"]
+LANE, ALONE = METHODS[:3], METHODS[3:]
+HHG_ONLY = {"factor", "update", "update-jump"}
+
+
+def check(cond, what):
+    if not cond:
+        sys.exit("FAILED: " + what)
+
+
+def run(args, expect=0):
+    p = subprocess.run(args, capture_output=True, text=True)
+    if p.returncode != expect:
+        sys.exit(f"FAILED: {' '.join(args)}: exit {p.returncode}, expected {expect}\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def main():
+    bench, work = sys.argv[1], sys.argv[2]
+    if (os.cpu_count() or 1) < 2:
+        print("one core: --lanes 2 cannot run here")
+        return 77
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    out = os.path.join(work, "out")
+    refresh = ["bash", REFRESH, "--bench", bench, "--out", out, "--sizes", "300,600", "--steps", "2",
+               "--timeout", "120", "--methods", ",".join(METHODS)]
+
+    # bad --lanes: refused, nothing written
+    for bad in (["--lanes", "0"], ["--lanes", "x"], ["--lanes", "2", "--threads", "2"],
+                ["--lanes", str((os.cpu_count() or 1) + 1)]):
+        p = run(refresh + bad, expect=2)
+        check("--lanes" in p.stderr, f"{bad}: the error names --lanes: {p.stderr}")
+        check(not os.path.exists(out), f"{bad}: nothing written")
+
+    first = run(refresh + ["--lanes", "2"])
+    check("(lane) at N" in first.stderr and "(alone) at N" in first.stderr, "the lanes and the alone runs ran")
+
+    runs = json.loads(read(os.path.join(out, "results.json")))
+    scenarios = sorted({r["scenario"] for r in runs})
+    raw = sorted(os.listdir(os.path.join(out, "raw")))
+    labels = sorted({f.split(".")[0] for f in raw})
+    check(all(f.count(".") == 1 for f in raw), f"raw/ holds no parts: {raw}")
+    check(raw == sorted(f"{s}.{e}" for s in labels for e in ("csv", "json", "txt")), f"raw/: {raw}")
+    check(len(scenarios) >= 11 and HHG_ONLY <= set(scenarios) and "terdiman" in scenarios, f"scenarios {scenarios}")
+    for run_ in runs:
+        sc, n = run_["scenario"], run_["n"]
+        got = [r["method"] for r in run_["results"]]
+        if sc in HHG_ONLY:
+            check(not set(ALONE) & set(got), f"{sc} n={n}: no every-core method in an hhg-only experiment: {got}")
+            continue
+        check(got == METHODS, f"{sc} n={n}: the lane's methods, then the alone ones: {got}")
+        pairs = [r["pairs_per_step"] for r in run_["results"]]
+        check(all(p == pairs[0] and p for p in pairs), f"{sc} n={n}: every method finds the same pairs: {pairs}")
+    for sc in labels:
+        if sc not in HHG_ONLY:
+            check("run alone afterwards" in read(os.path.join(out, "raw", sc + ".txt")), f"{sc}.txt: the alone tables")
+
+    csv = read(os.path.join(out, "results.csv")).splitlines()
+    header = csv[0].split(",")
+    order = [(r["scenario"], str(r["n"]), x["method"]) for r in runs for x in r["results"]]
+    rows = [tuple(line.split(",")[header.index(c)] for c in ("scenario", "n", "method")) for line in csv[1:]]
+    check(rows == order, "results.csv holds the rows of results.json in its order")
+    summary = read(os.path.join(out, "summary.md"))
+    for sc in scenarios:
+        check(f"| {sc}" in summary, f"summary.md has a row for {sc}")
+
+    # the resume: nothing runs again, nothing changes
+    before = {f: read(os.path.join(out, "raw", f)) for f in raw}
+    again = run(refresh + ["--lanes", "2"])
+    check(" at N = " not in again.stderr, f"the second refresh ran nothing: {again.stderr}")
+    check(all(read(os.path.join(out, "raw", f)) == t for f, t in before.items()), "the raw files are unchanged")
+
+    # merge_bench.py refuses parts whose pairs differ, and keeps them
+    bad = os.path.join(work, "bad")
+    os.makedirs(os.path.join(bad, "raw"))
+    equal = json.loads(read(os.path.join(out, "raw", "equal.json")))
+    lane = [dict(r, results=[x for x in r["results"] if x["method"] in LANE]) for r in equal]
+    alone = [dict(r, results=[x for x in r["results"] if x["method"] in ALONE]) for r in equal]
+    alone[-1]["results"][0]["pairs_per_step"] = [p + 1 for p in alone[-1]["results"][0]["pairs_per_step"]]
+    csv_lines = read(os.path.join(out, "raw", "equal.csv")).splitlines()
+    parts = {"lane": (lane, [csv_lines[0]] + [c for c in csv_lines[1:] if c.split(",")[4] in LANE]),
+             "alone": (alone, [csv_lines[0]] + [c for c in csv_lines[1:] if c.split(",")[4] in ALONE])}
+    for part, (data, lines) in parts.items():
+        with open(os.path.join(bad, "raw", f"equal.{part}.json"), "w") as f:
+            json.dump(data, f)
+        with open(os.path.join(bad, "raw", f"equal.{part}.csv"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+        with open(os.path.join(bad, "raw", f"equal.{part}.txt"), "w") as f:
+            f.write(part + "\n")
+    p = run([PY, MERGE, "alone", bad, "equal"], expect=1)
+    check("MISMATCH" in p.stderr and "pivot" in p.stderr, f"the mismatch is named: {p.stderr}")
+    check(sorted(os.listdir(os.path.join(bad, "raw"))) == sorted(f"equal.{p}.{e}" for p in parts
+                                                                 for e in ("json", "csv", "txt")),
+          "a refused merge writes nothing and keeps the parts")
+    # the same parts with the pairs put right merge into what the refresh wrote
+    alone[-1]["results"][0]["pairs_per_step"] = [p - 1 for p in alone[-1]["results"][0]["pairs_per_step"]]
+    with open(os.path.join(bad, "raw", "equal.alone.json"), "w") as f:
+        json.dump(alone, f)
+    run([PY, MERGE, "alone", bad, "equal"])
+    check(json.loads(read(os.path.join(bad, "raw", "equal.json"))) == equal, "the merge rebuilds the json")
+    check(read(os.path.join(bad, "raw", "equal.csv")) == read(os.path.join(out, "raw", "equal.csv")),
+          "the merge rebuilds the csv")
+    check(sorted(os.listdir(os.path.join(bad, "raw"))) == ["equal.csv", "equal.json", "equal.txt"],
+          "the parts are removed after a merge")
+
+    # plot_bench.py --update
+    results = os.path.join(out, "results.json")
+    doc = os.path.join(work, "doc.md")
+    text = ("# title\n\nbefore\n<!-- begin generated summary: x -->\nold\n<!-- end generated summary -->\n"
+            "middle\n<!-- begin generated glance -->\n<!-- end generated glance -->\nafter\n")
+    with open(doc, "w") as f:
+        f.write(text)
+    run([PY, PLOT, results, os.path.join(work, "plots"), "--update", doc])
+    once = read(doc)
+    check(once.startswith("# title\n\nbefore\n<!-- begin generated summary: x -->\n\n| scenario | N |"),
+          "the text before the block is kept, the table is in it")
+    check("old" not in once and once.endswith("<!-- end generated glance -->\nafter\n") and "\nmiddle\n" in once,
+          "only the blocks are rewritten")
+    check("| equal cubes | " in once and "| sizes log-uniform over 1–1000 | " in once, "the glance table is in")
+    check(summary.strip() in once, "the summary block is summary.md's table")
+    run([PY, PLOT, results, os.path.join(work, "plots"), "--update", doc])
+    check(read(doc) == once, "a second update writes the same text")
+    for broken in ("no block here\n", "<!-- begin generated nosuch -->\n<!-- end generated nosuch -->\n",
+                   "<!-- begin generated summary -->\nno end\n"):
+        other = os.path.join(work, "broken.md")
+        with open(other, "w") as f:
+            f.write(broken)
+        with open(doc, "w") as f:
+            f.write(text)
+        p = run([PY, PLOT, results, os.path.join(work, "plots"), "--update", doc, "--update", other], expect=1)
+        check("no Markdown file changed" in p.stderr, f"the error says nothing changed: {p.stderr}")
+        check(read(doc) == text and read(other) == broken, f"no file changed for {broken!r}")
+    print(f"refresh with --lanes 2: {len(runs)} runs of {len(scenarios)} scenarios checked")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
