@@ -606,20 +606,16 @@ std::vector<handle> hash_grids<D, T>::insert(std::span<const box_type> bs) {
   try {
     for (std::size_t i = 0; i < first; ++i) out.push_back(insert(bs[i]));
     if (first < bs.size()) {
-      std::vector<handle> rest;
       bool laid = false;
       try {
-        laid = s.bulk_insert(bs.subspan(first), rest);
+        laid = s.bulk_insert(bs.subspan(first), out);  // (appends to out)
       } catch (const error& e) {
         // every grid level taken and the batch needs another: bulk_insert
-        // changed nothing; one by one, such objects are kept apart
+        // changed nothing (out included); one by one, such objects are kept apart
         if (e.code() != errc::capacity || s.grids.size() < detail::kMaxGrids) throw;
       }
-      if (laid) {
-        out.insert(out.end(), rest.begin(), rest.end());
-      } else {
+      if (!laid)
         for (std::size_t i = first; i < bs.size(); ++i) out.push_back(insert(bs[i]));
-      }
     }
   } catch (...) {
     if (s.active)

@@ -506,5 +506,68 @@ TEST(OutOfMemory, BulkBatchMoveFailureChangesNothing) {
   EXPECT_GT(k, 3) << "the bulk move allocates at several points";
 }
 
+// insert(span) through the bulk insert (which appends the new handles to the
+// vector it returns): into an empty structure (the first 33 boxes activate
+// the grids one by one, the rest are laid out in bulk) and into an active one
+// (all in bulk). With each allocation failing in turn, the batch throws
+// std::bad_alloc and the structure is as before: the stored objects, their
+// boxes and pairs, and no other object (size); then it completes with
+// handles in the order of the boxes and the pairs of brute force.
+TEST(OutOfMemory, BulkInsertFailureChangesNothing) {
+  using B = box<3, double>;
+  const auto first = hhg::scenes::make_zoo_scene<3, double>(hhg::scenes::zoo::mixed, 300, 11);
+  const auto batch = hhg::scenes::make_zoo_scene<3, double>(hhg::scenes::zoo::varied12, 400, 12);
+  hhg::detail::tuning t;
+  t.bulk_min = 64;  // the bulk insert at test sizes
+  for (const bool empty : {true, false}) {
+    hash_grids<3, double> base;
+    base.set_tuning(t);
+    std::vector<handle> hs;
+    if (!empty)
+      for (const auto& b : first) hs.push_back(base.insert(b));
+    const std::uint64_t bulk_before = base.path_counts().bulk_inserts;
+    int k = 1;
+    for (; k < 10000; ++k) {
+      hash_grids<3, double> m = base;
+      const observed<hash_grids<3, double>> before = observe(m, hs);
+      std::vector<handle> got;
+      bool failed = false;
+      fail_at.store(allocations.load() + static_cast<std::uint64_t>(k));
+      try {
+        got = m.insert(std::span<const B>(batch));
+      } catch (const std::bad_alloc&) {
+        failed = true;
+      }
+      fail_at.store(0);
+      ASSERT_NO_THROW(m.validate()) << "allocation " << k;
+      if (failed) {
+        ASSERT_TRUE(observe(m, hs) == before) << (empty ? "empty" : "active") << ": allocation " << k;
+        continue;
+      }
+      EXPECT_EQ(m.path_counts().bulk_inserts, bulk_before + 1) << "the bulk path ran";
+      ASSERT_EQ(got.size(), batch.size());
+      std::vector<B> all = empty ? std::vector<B>{} : first;
+      all.insert(all.end(), batch.begin(), batch.end());
+      std::vector<handle> every = hs;
+      every.insert(every.end(), got.begin(), got.end());
+      ASSERT_EQ(m.size(), all.size());
+      for (std::size_t i = 0; i < all.size(); ++i) {
+        const B x = m.get(every[i]);
+        ASSERT_TRUE(x.min == all[i].min && x.max == all[i].max) << "object " << i;
+      }
+      std::vector<handle_pair> pairs, want;
+      m.find_pairs(pairs);
+      for (std::size_t i = 0; i < all.size(); ++i)
+        for (std::size_t j = i + 1; j < all.size(); ++j)
+          if (hhg::overlaps(all[i], all[j])) want.push_back({every[i], every[j]});
+      hhg::canonicalize(pairs);
+      hhg::canonicalize(want);
+      EXPECT_EQ(pairs, want);
+      break;
+    }
+    EXPECT_GT(k, 3) << "the bulk insert allocates at several points";
+  }
+}
+
 }  // namespace
 }  // namespace hhg_test

@@ -461,16 +461,19 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
 // grids are laid out with the new objects by bulk_move's passes, in cell
 // order, in parallel chunks: one pass over the objects instead of one hashed
 // insertion each. Objects kept apart (unbounded) are placed one by one.
+// The handles are appended to `out`, in the order of `bs` (the caller's
+// vector: no second one of 8 bytes per object to fill and copy).
 // Returns false, having changed nothing, when the structure is not active
 // (the caller inserts one by one; activation happens there) or the batch is
-// small. Memory running out: the new slots are given back, the levels made
-// and growths done stay (they hold no object), and the error propagates.
+// small. Memory running out: the new slots are given back, `out` is cut back
+// to its size on entry, the levels made and growths done stay (they hold no
+// object), and the error propagates.
 template <int D, class T>
 bool hash_grids_state<D, T>::bulk_insert(std::span<const box_t> bs, std::vector<handle>& out) {
   const std::size_t n = bs.size();
   if (!active || rebuild_pending || n < tune.bulk_min || n + slots.size() >= npos - 1) return false;
-  out.clear();
-  out.reserve(n);
+  const std::size_t first = out.size();  // the new handles go after the caller's
+  out.reserve(first + n);
   std::vector<std::size_t> incoming;
   std::vector<handle> hs;
   std::vector<box_t> kept;  // the bounded boxes when some are not
@@ -562,7 +565,7 @@ bool hash_grids_state<D, T>::bulk_insert(std::span<const box_t> bs, std::vector<
       }
     }
     std::span<const box_t> bounded = bs;
-    std::span<const handle> handles = out;
+    std::span<const handle> handles = std::span<const handle>(out).subspan(first);
     if (!apart_ones.empty()) {
       kept.reserve(n - apart_ones.size());
       hs.reserve(n - apart_ones.size());
@@ -572,7 +575,7 @@ bool hash_grids_state<D, T>::bulk_insert(std::span<const box_t> bs, std::vector<
           continue;
         }
         kept.push_back(bs[i]);
-        hs.push_back(out[i]);
+        hs.push_back(out[first + i]);
       }
       bounded = kept;
       handles = hs;
@@ -588,8 +591,8 @@ bool hash_grids_state<D, T>::bulk_insert(std::span<const box_t> bs, std::vector<
           continue;
         }
         placed.reserve(n);
-        place(entry::make(bs[i], out[i]));
-        placed.push_back(out[i].index);
+        place(entry::make(bs[i], out[first + i]));
+        placed.push_back(out[first + i].index);
       }
     }
   } catch (...) {
@@ -598,12 +601,12 @@ bool hash_grids_state<D, T>::bulk_insert(std::span<const box_t> bs, std::vector<
     // nothing is placed now (bulk_move changes nothing before its last pass,
     // which cannot fail; the fallback's placements were undone above): give
     // the slots back, newest first
-    for (std::size_t k = out.size(); k-- > 0;) unnew_slot(out[k].index, out[k].index >= slots_before);
+    for (std::size_t k = out.size(); k-- > first;) unnew_slot(out[k].index, out[k].index >= slots_before);
     free_head = free_before;
-    out.clear();
+    out.resize(first);
     throw;
   }
-  for (std::size_t i : apart_ones) push_list(apart, kPlaceApart, entry::make(bs[i], out[i]));
+  for (std::size_t i : apart_ones) push_list(apart, kPlaceApart, entry::make(bs[i], out[first + i]));
   count += n;
   return true;
 }
