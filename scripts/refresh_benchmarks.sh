@@ -14,7 +14,7 @@
 # so an interrupted refresh resumes. Then OUT/results.{json,csv} (merged),
 # OUT/summary.txt (the tables), summary.md and the plots; with the default
 # OUT, also the generated tables of docs/benchmarks/README.md and README.md
-# (between their `<!-- generated: ... -->` markers). `terdiman` (one-shot
+# (between their `<!-- begin/end generated -->` markers). `terdiman` (one-shot
 # data) runs at the --sizes up to 10^5, plus his 10^4 and 10^5 when --sizes
 # reaches 10^5. hhg's variants run on --threads threads (default 1: one core,
 # like the peers; pivot and pivot-chunked always use every core).
