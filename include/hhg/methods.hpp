@@ -35,13 +35,23 @@ struct method_list {
   template <int D, class T, class F>
   static decltype(auto) with(std::string_view name, F&& f) {
     using R = decltype(f(std::type_identity<typename first<Ms...>::template type<D, T>>{}));
+    // (one call per method, in list order; f runs for the first match only)
     if constexpr (std::is_void_v<R>) {
       bool found = false;
-      ((!found && name == Ms<D, T>::method_name ? (f(std::type_identity<Ms<D, T>>{}), found = true) : false), ...);
+      const auto one = [&]<class M>(std::type_identity<M> m) {
+        if (!found && name == M::method_name) {
+          f(m);
+          found = true;
+        }
+      };
+      (one(std::type_identity<Ms<D, T>>{}), ...);
       if (!found) unknown(name);
     } else {
       std::optional<R> r;
-      ((!r && name == Ms<D, T>::method_name ? (r.emplace(f(std::type_identity<Ms<D, T>>{})), true) : false), ...);
+      const auto one = [&]<class M>(std::type_identity<M> m) {
+        if (!r && name == M::method_name) r.emplace(f(m));
+      };
+      (one(std::type_identity<Ms<D, T>>{}), ...);
       if (!r) unknown(name);
       return R(std::move(*r));  // a prvalue: decltype(auto) must not deduce R&& to the local
     }
