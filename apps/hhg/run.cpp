@@ -320,7 +320,7 @@ int run_scenario(const run_options& o, const config& cfg, output_file& json) {
   hash_grids<D, T> grids(cfg);
   const std::unique_ptr<thread_pool> pool = make_executor(o.threads);
   grids.set_executor(pool.get());
-  std::vector<handle> handles;  // (filled by the bulk insert below: no zeroed vector first)
+  std::vector<handle> handles;      // (filled by the bulk insert below: no zeroed vector first)
   std::vector<handle> all_handles;  // moving then static, for --check
   const auto start = clock_type::now();
   handles = grids.insert(std::span<const box<D, T>>(boxes));  // in bulk: the grids laid out in one pass
