@@ -167,6 +167,58 @@ TYPED_TEST(OneShot, ManyLevelsTouchingZeroSizeIntoEmptyAndNonEmpty) {
   EXPECT_EQ(m.path_counts().bulk_inserts, 2u);
 }
 
+// A batch into a structure with freed slots: the bulk insert takes the free
+// list's slots first (their next generation), then appends new ones; an
+// all-zero box comes after sized ones (it fits every grid). Handles distinct
+// and live, stale handles stay stale, boxes kept, pairs exact.
+TYPED_TEST(OneShot, BatchTakesFreedSlotsThenNewOnes) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  std::vector<hhg::box<D, T>> live = terdiman_boxes<D, T>(21, 600, 1500, 60, -300);
+  const std::vector<hhg::box<D, T>> small = terdiman_boxes<D, T>(22, 200, 1500, 2, -300);
+  live.insert(live.end(), small.begin(), small.end());  // two or more levels
+  TypeParam m;
+  m.set_tuning(small_bulk());
+  std::vector<handle> hs = m.insert(std::span<const hhg::box<D, T>>(live));
+  // remove every third: 267 freed slots
+  std::vector<handle> stale;
+  std::vector<hhg::box<D, T>> kept_boxes;
+  std::vector<handle> kept;
+  for (std::size_t i = 0; i < hs.size(); ++i) {
+    if (i % 3 == 0) {
+      m.remove(hs[i]);
+      stale.push_back(hs[i]);
+    } else {
+      kept.push_back(hs[i]);
+      kept_boxes.push_back(live[i]);
+    }
+  }
+  std::vector<hhg::box<D, T>> batch = terdiman_boxes<D, T>(23, 500, 1500, 60, -300);
+  batch[7] = hhg::box<D, T>{};  // all zero, after sized boxes
+  const std::vector<handle> more = m.insert(std::span<const hhg::box<D, T>>(batch));
+  ASSERT_EQ(more.size(), batch.size());
+  std::size_t reused = 0;
+  for (const handle h : more) {
+    EXPECT_TRUE(m.contains(h));
+    for (const handle s : stale) reused += s.index == h.index;
+  }
+  EXPECT_EQ(reused, stale.size());  // every freed slot taken before any new one
+  for (const handle s : stale) EXPECT_FALSE(m.contains(s));
+  std::vector<handle> all_h = kept;
+  all_h.insert(all_h.end(), more.begin(), more.end());
+  std::vector<handle> sorted = all_h;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end());
+  std::vector<hhg::box<D, T>> all_b = kept_boxes;
+  all_b.insert(all_b.end(), batch.begin(), batch.end());
+  std::vector<handle_pair> found;
+  m.find_pairs(found);
+  EXPECT_EQ(as_indices(found, all_h), brute(all_b));
+  EXPECT_NO_THROW(m.validate());
+  EXPECT_EQ(m.path_counts().bulk_inserts, 2u);
+  for (std::size_t i = 0; i < batch.size(); ++i) EXPECT_EQ(m.get(more[i]), batch[i]);
+}
+
 // The anchor's edge cases: all boxes zero-size (no size to anchor at), all
 // equal cubes (sqrt(2) times their size as before), a factor below 1 + 1/64.
 TYPED_TEST(OneShot, AnchorEdgeCases) {

@@ -117,9 +117,12 @@ void hash_grids_state<D, T>::compact(grid& g) {
 // happens before anything changes.
 template <int D, class T>
 bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<const box_t> bs, std::size_t& checked,
-                                       bool fresh) {
-  // fresh: the objects are new (bulk_insert): their slots exist, but they are
+                                       const std::uint8_t* fresh_grids) {
+  // fresh_grids: the objects are new (bulk_insert), object i for grid
+  // fresh_grids[i] (bulk_insert found it, and checked the size, when it
+  // counted the incoming objects per grid); their slots exist, but they are
   // in no grid yet; every grid they go to exists and is large enough.
+  const bool fresh = fresh_grids != nullptr;
   const std::size_t n = hs.size();
   checked = 0;
   if (!active || rebuild_pending || n < tune.bulk_min || n + slots.size() >= npos) return false;
@@ -180,13 +183,17 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
       const std::uint32_t idx = hs[i].index;
       const slot sl = slots[idx];
       const std::uint32_t place = sl.place();
-      if (!fresh && place >= kMaxGrids) return void(failed[c] = 1);
-      const double eff = effective_size(b);
-      if (std::isinf(eff)) return void(failed[c] = 1);  // (also every box with an infinite coordinate)
       std::uint32_t gid = place;
-      if (fresh || !fits(grids[gid], eff)) {
-        gid = existing_grid(eff);
-        if (gid == npos) return void(failed[c] = 1);  // a new level: one by one
+      if (fresh) {
+        gid = fresh_grids[i];
+      } else {
+        if (place >= kMaxGrids) return void(failed[c] = 1);
+        const double eff = effective_size(b);
+        if (std::isinf(eff)) return void(failed[c] = 1);  // (also every box with an infinite coordinate)
+        if (!fits(grids[gid], eff)) {
+          gid = existing_grid(eff);
+          if (gid == npos) return void(failed[c] = 1);  // a new level: one by one
+        }
       }
       const std::uint32_t code = cell_of(grids[gid], b);
       changed += fresh || gid != place || code != sl.cell;
@@ -481,17 +488,35 @@ bool hash_grids_state<D, T>::bulk_insert(std::span<const box_t> bs, std::vector<
   const std::size_t slots_before = slots.size();
   const std::uint32_t free_before = free_head;
   std::vector<std::uint32_t> placed;  // the fallback's placed objects (undone on failure)
+  constexpr std::uint8_t kNoGrid = 255;
+  std::vector<std::uint8_t> gid_of;  // the grid of each object of bs (kNoGrid: apart; of `kept` below when some are)
   try {
     reserve_for(slots, slots.size() + n);
+    // The handles: slots from the free list while it has one, then new
+    // slots appended at once (a fresh structure has none free).
+    std::size_t from_list = 0;
+    for (; from_list < n && free_head != npos && !retired(free_head); ++from_list) out.push_back(new_slot());
+    if (from_list < n) {
+      const std::size_t s0 = slots.size(), o0 = out.size();
+      slots.resize(s0 + (n - from_list), slot{1u << 8 | kPlaceFree, 0, npos});
+      out.resize(o0 + (n - from_list));
+      for (std::size_t k = 0; k < n - from_list; ++k) out[o0 + k] = {static_cast<std::uint32_t>(s0 + k), 1u};
+    }
+    // Each object's grid, found once here (the incoming counts size the
+    // grids below) and read by bulk_move's first pass. An all-zero box
+    // (eff 0) fits every grid; grid_for gives it the finest, as one by one.
+    static_assert(kMaxGrids < kNoGrid, "a grid id fits in gid_of's byte");
+    gid_of.resize(n);
     std::uint32_t last_gid = npos;
     for (std::size_t i = 0; i < n; ++i) {
-      out.push_back(new_slot());
       const double eff = effective_size(bs[i]);
       if (!is_bounded(bs[i]) || std::isinf(eff)) {
         apart_ones.push_back(i);
+        gid_of[i] = kNoGrid;
         continue;
       }
-      if (last_gid == npos || !fits(grids[last_gid], eff)) last_gid = grid_for(eff);
+      if (last_gid == npos || !(eff > 0) || !fits(grids[last_gid], eff)) last_gid = grid_for(eff);
+      gid_of[i] = static_cast<std::uint8_t>(last_gid);
       if (incoming.size() < grids.size()) incoming.resize(grids.size(), 0);
       ++incoming[last_gid];
     }
@@ -522,13 +547,10 @@ bool hash_grids_state<D, T>::bulk_insert(std::span<const box_t> bs, std::vector<
       auto measure = [&](std::size_t stride) {
         extents.assign(incoming.size(), axis_extent{});
         std::vector<std::size_t> seen(incoming.size(), 0);
-        std::uint32_t gid = npos;
         for (std::size_t i = 0; i < n; i += stride) {
           const box_t& b = bs[i];
-          const double eff = effective_size(b);
-          if (!is_bounded(b) || std::isinf(eff)) continue;
-          if (gid == npos || !fits(grids[gid], eff)) gid = existing_grid(eff);
-          if (gid == npos || gid >= wanted.size() || !wanted[gid]) continue;
+          const std::uint32_t gid = gid_of[i];
+          if (gid >= wanted.size() || !wanted[gid]) continue;  // (kept apart: kNoGrid)
           ++seen[gid];
           const grid& g = grids[gid];
           for (int a = 0; a < D; ++a) extents[gid].add(a, floor_to_int(static_cast<double>(b.min[a]) * g.inv));
@@ -574,6 +596,7 @@ bool hash_grids_state<D, T>::bulk_insert(std::span<const box_t> bs, std::vector<
           ++a;
           continue;
         }
+        gid_of[kept.size()] = gid_of[i];
         kept.push_back(bs[i]);
         hs.push_back(out[first + i]);
       }
@@ -582,7 +605,7 @@ bool hash_grids_state<D, T>::bulk_insert(std::span<const box_t> bs, std::vector<
       reserve_for(apart, apart.size() + apart_ones.size());
     }
     std::size_t checked = 0;
-    const bool laid = bounded.empty() || bulk_move(handles, bounded, checked, true);
+    const bool laid = bounded.empty() || bulk_move(handles, bounded, checked, gid_of.data());
     release_bulk_scratch();
     if (!laid) {  // (fewer bounded objects than bulk_min, or a pool past 2^32 entries): one by one
       for (std::size_t i = 0, a = 0; i < n; ++i) {

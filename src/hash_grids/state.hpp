@@ -599,7 +599,8 @@ struct hash_grids_state : grid_types<D, T> {
   static std::array<std::uint32_t, D> shape_for(const axis_extent& ext, std::uint32_t total);
   static double spread_of(const axis_extent& ext, const std::array<std::uint32_t, D>& bits);
   void compact(grid& g);
-  bool bulk_move(std::span<const handle> hs, std::span<const box_t> bs, std::size_t& checked, bool fresh = false);
+  bool bulk_move(std::span<const handle> hs, std::span<const box_t> bs, std::size_t& checked,
+                 const std::uint8_t* fresh_grids = nullptr);
   bool bulk_insert(std::span<const box_t> bs, std::vector<handle>& out);
 
   [[noreturn]] static void broken(const std::string& what) {
