@@ -359,8 +359,8 @@ TEST(MisuseThreads, ChangingTheStructureInsideForEachPairThrows) {
 }  // namespace
 
 // The bulk move's two ways of finding a handle given twice: a batch in slot
-// order (handle i at position i, as inserted) cannot hold one and sets its
-// bits at once; any other order marks each handle, atomically on several
+// order (handle i0 + i at position i, as inserted) cannot hold one and sets
+// its bits at once; any other order marks each handle, atomically on several
 // workers. Both against brute force, with objects the batch leaves in place
 // (the bits tell them apart), on one and two workers; a shuffled batch with
 // a handle twice goes one by one (the last box wins).
@@ -374,13 +374,17 @@ TEST(PathsThreads, BulkMoveInSlotOrderAndShuffled) {
     const std::vector<handle> hs = g.insert(std::span<const box3>(sc.boxes));
     std::vector<handle_pair> pairs;
     for (int s = 0; s < 6; ++s) {
-      std::vector<std::size_t> which(1500);  // three quarters: the rest stay where they were
+      // three quarters: the rest stay where they were; in slot order, the
+      // first ones (s = 0) or a range further on (s = 2, 4: its bits start
+      // past the first word)
+      const std::size_t off = s == 2 ? 500 : s == 4 ? 250 : 0;
+      std::vector<std::size_t> which(1500);
       for (std::size_t i = 0; i < which.size(); ++i) {
-        which[i] = i;
-        const double d = sc.r.uniform(-0.3, 0.3) * (sc.boxes[i].max[0] - sc.boxes[i].min[0]);
+        const std::size_t k = which[i] = i + off;
+        const double d = sc.r.uniform(-0.3, 0.3) * (sc.boxes[k].max[0] - sc.boxes[k].min[0]);
         for (int a = 0; a < 3; ++a) {  // (sizes kept: no new level, so the batch qualifies for the bulk move)
-          sc.boxes[i].min[a] += d;
-          sc.boxes[i].max[a] += d;
+          sc.boxes[k].min[a] += d;
+          sc.boxes[k].max[a] += d;
         }
       }
       if (s % 2 == 1)
