@@ -44,6 +44,8 @@
 // the finer one against the cells of the coarser one that can hold an
 // overlapping object (at most 3 per axis), visited in the coarser grid's
 // cell order (docs/hash_grids.md, Detection).
+#include <memory>
+
 #include "hash_grids/detection.hpp"
 #include "hash_grids/region.hpp"
 
@@ -592,7 +594,14 @@ const detail::path_counters& hash_grids<D, T>::path_counts() const {
 template <int D, class T>
 std::vector<handle> hash_grids<D, T>::insert(std::span<const box_type> bs) {
   auto& s = writable("insert");
-  for (const box_type& b : bs) detail::require_valid_box(b);
+  // Every box checked before anything changes, and its effective size (what
+  // places it in a level) computed once, for the ladder and the bulk insert.
+  const auto eff_buffer = std::make_unique_for_overwrite<double[]>(bs.size());
+  const std::span<double> effs(eff_buffer.get(), bs.size());
+  for (std::size_t i = 0; i < bs.size(); ++i) {
+    detail::require_valid_box(bs[i]);
+    effs[i] = detail::grid_types<D, T>::effective_size(bs[i]);
+  }
   if (s.count + bs.size() > (std::size_t{1} << 32) - 2) throw error(errc::capacity, "hhg: too many objects");
   std::vector<handle> out;
   // Enough objects to activate the grids: the first ones one by one (up to
@@ -600,7 +609,7 @@ std::vector<handle> hash_grids<D, T>::insert(std::span<const box_type> bs) {
   std::size_t first = 0;
   if (!s.active && s.count + bs.size() > s.cfg.activation_threshold) {
     first = s.cfg.activation_threshold + 1 - s.count;
-    s.plan_ladder(bs);  // the ladder anchored, and spaced, for the whole batch (used by the activation below)
+    s.plan_ladder(bs, effs);  // the ladder anchored, and spaced, for the whole batch (used by the activation below)
   }
   out.reserve(bs.size());
   try {
@@ -608,7 +617,7 @@ std::vector<handle> hash_grids<D, T>::insert(std::span<const box_type> bs) {
     if (first < bs.size()) {
       bool laid = false;
       try {
-        laid = s.bulk_insert(bs.subspan(first), out);  // (appends to out)
+        laid = s.bulk_insert(bs.subspan(first), effs.subspan(first), out);  // (appends to out)
       } catch (const error& e) {
         // every grid level taken and the batch needs another: bulk_insert
         // changed nothing (out included); one by one, such objects are kept apart

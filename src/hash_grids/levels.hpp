@@ -23,7 +23,6 @@ struct level_choice {
   using types = grid_types<D, T>;
   using box_t = typename types::box_t;
 
-  static double size_of(const box_t& b) { return is_bounded(b) ? types::effective_size(b) : 0; }
 
   // The first level's cell size: sqrt(2) times the typical mean edge of the
   // objects that share the top level (sizes within a factor f of the
@@ -36,17 +35,16 @@ struct level_choice {
   // 19.9 M, 28.7 -> 9.9 M, 14.2; equal cubes 5.8 -> 5.8. Typical: the median
   // over up to 4096 evenly spaced objects. 0 when no box is bounded with a
   // finite size.
-  static double anchor_cell(double f, std::span<const box_t> bs) {
+  // effs[i]: effective_size(bs[i]) (infinite for a box not bounded).
+  static double anchor_cell(double f, std::span<const box_t> bs, std::span<const double> effs) {
     double top = 0;
-    for (const box_t& b : bs) {
-      const double eff = size_of(b);
+    for (const double eff : effs)
       if (std::isfinite(eff)) top = std::max(top, eff);
-    }
     if (!(top > 0) || !std::isfinite(top * 2)) return 0;
     std::vector<double> near;  // the sampled mean edges of the objects within a factor f of the top
     const std::size_t step = bs.size() / 4096 + 1;
     for (std::size_t i = 0; i < bs.size(); i += step) {
-      const double eff = size_of(bs[i]);
+      const double eff = effs[i];
       if (!std::isfinite(eff) || !(eff * f > top)) continue;
       double sum = 0, longest = 0;
       for (int a = 0; a < D; ++a) {

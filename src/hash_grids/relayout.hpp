@@ -487,7 +487,8 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
 // to its size on entry, the levels made and growths done stay (they hold no
 // object), and the error propagates.
 template <int D, class T>
-bool hash_grids_state<D, T>::bulk_insert(std::span<const box_t> bs, std::vector<handle>& out) {
+bool hash_grids_state<D, T>::bulk_insert(std::span<const box_t> bs, std::span<const double> effs,
+                                         std::vector<handle>& out) {
   const std::size_t n = bs.size();
   if (!active || rebuild_pending || n < tune.bulk_min || n + slots.size() >= npos - 1) return false;
   const std::size_t first = out.size();  // the new handles go after the caller's
@@ -520,8 +521,8 @@ bool hash_grids_state<D, T>::bulk_insert(std::span<const box_t> bs, std::vector<
     gid_of.resize(n);
     std::uint32_t last_gid = npos;
     for (std::size_t i = 0; i < n; ++i) {
-      const double eff = effective_size(bs[i]);
-      if (!is_bounded(bs[i]) || std::isinf(eff)) {
+      const double eff = effs[i];  // (effective_size(bs[i]): infinite for a box not bounded)
+      if (std::isinf(eff)) {
         apart_ones.push_back(i);
         gid_of[i] = kNoGrid;
         continue;

@@ -438,9 +438,10 @@ struct hash_grids_state : grid_types<D, T> {
   // level's cell size (anchor_hint, used by activate) and, with
   // cfg.adaptive_factor and a batch of at least tune.adaptive_min_batch
   // objects, the factor of the levels the batch spans (levels.hpp).
-  void plan_ladder(std::span<const box_t> bs) {
+  // (effs: the boxes' effective sizes)
+  void plan_ladder(std::span<const box_t> bs, std::span<const double> effs) {
     using L = level_choice<D, T>;
-    anchor_hint = L::anchor_cell(cfg.hierarchy_factor, bs);
+    anchor_hint = L::anchor_cell(cfg.hierarchy_factor, bs, effs);
     if (!cfg.adaptive_factor || !(anchor_hint > 0) || bs.size() < tune.adaptive_min_batch) return;
     const auto [f, floor] = L::factor_for(cfg.hierarchy_factor, anchor_hint, bs);
     ++paths.ladders_estimated;
@@ -601,7 +602,7 @@ struct hash_grids_state : grid_types<D, T> {
   void compact(grid& g);
   bool bulk_move(std::span<const handle> hs, std::span<const box_t> bs, std::size_t& checked,
                  const std::uint8_t* fresh_grids = nullptr);
-  bool bulk_insert(std::span<const box_t> bs, std::vector<handle>& out);
+  bool bulk_insert(std::span<const box_t> bs, std::span<const double> effs, std::vector<handle>& out);
 
   [[noreturn]] static void broken(const std::string& what) {
     throw std::logic_error("hhg: hash_grids invariant broken: " + what);
