@@ -23,7 +23,6 @@ struct level_choice {
   using types = grid_types<D, T>;
   using box_t = typename types::box_t;
 
-
   // The first level's cell size: sqrt(2) times the typical mean edge of the
   // objects that share the top level (sizes within a factor f of the
   // largest), but above the largest. Equal cubes keep activate's sqrt(2)
