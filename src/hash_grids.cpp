@@ -599,7 +599,9 @@ std::vector<handle> hash_grids<D, T>::insert(std::span<const box_type> bs) {
   const auto eff_buffer = std::make_unique_for_overwrite<double[]>(bs.size());
   const std::span<double> effs(eff_buffer.get(), bs.size());
   for (std::size_t i = 0; i < bs.size(); ++i) {
-    detail::require_valid_box(bs[i]);
+    bool valid = true;  // min <= max on every axis (false for NaN too): check_box's none
+    for (int a = 0; a < D; ++a) valid &= bs[i].min[a] <= bs[i].max[a];
+    if (!valid) detail::require_valid_box(bs[i]);  // (throws, naming the problem)
     effs[i] = detail::grid_types<D, T>::effective_size(bs[i]);
   }
   if (s.count + bs.size() > (std::size_t{1} << 32) - 2) throw error(errc::capacity, "hhg: too many objects");

@@ -3,6 +3,10 @@
 // statistics, validate(), and the same handle for the next insert as a twin
 // that never saw the bad call).
 #include <functional>
+#include <span>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "support.hpp"
 
@@ -174,6 +178,25 @@ void run_bad_input(std::size_t n, const config& c) {
     b.max[a] = -inf;
     s.expect_error(errc::inverted_box, "insert [inf, -inf]" + on, [&](M& m) { m.insert(b); });
     s.expect_error(errc::inverted_box, "move to [inf, -inf]" + on, [&](M& m) { m.move(live, b); });
+    if constexpr (requires(M& m, std::span<const B> bs) { m.insert(bs); }) {
+      // insert of a span (hash_grids: the bulk insert): one bad box in the
+      // middle of 600 good ones is found before any of them goes in
+      auto batch = [&](const B& bad) {
+        std::vector<B> bs(600);
+        for (std::size_t i = 0; i < bs.size(); ++i) bs[i] = cube<D, T>(static_cast<double>(i % 37), 1.0 + static_cast<double>(i % 5));
+        bs[300] = bad;
+        return bs;
+      };
+      B nan_min = good, inverted = good;
+      nan_min.min[a] = nan;
+      inverted.min[a] = std::nextafter(inverted.max[a], inf);
+      for (const auto& [bad, code, what] : {std::tuple{nan_min, errc::nan_coordinate, "NaN min"},
+                                            std::tuple{inverted, errc::inverted_box, "min one ulp above max"}}) {
+        const std::vector<B> bs = batch(bad);
+        s.expect_error(code, std::string("insert a span with ") + what + on,
+                       [&](M& m) { (void)m.insert(std::span<const B>(bs)); });
+      }
+    }
   }
   {
     B b = good;
