@@ -178,12 +178,13 @@ void run_bad_input(std::size_t n, const config& c) {
     b.max[a] = -inf;
     s.expect_error(errc::inverted_box, "insert [inf, -inf]" + on, [&](M& m) { m.insert(b); });
     s.expect_error(errc::inverted_box, "move to [inf, -inf]" + on, [&](M& m) { m.move(live, b); });
-    if constexpr (requires(M& m, std::span<const B> bs) { m.insert(bs); }) {
+    if constexpr (requires(M & m, std::span<const B> bs) { m.insert(bs); }) {
       // insert of a span (hash_grids: the bulk insert): one bad box in the
       // middle of 600 good ones is found before any of them goes in
       auto batch = [&](const B& bad) {
         std::vector<B> bs(600);
-        for (std::size_t i = 0; i < bs.size(); ++i) bs[i] = cube<D, T>(static_cast<double>(i % 37), 1.0 + static_cast<double>(i % 5));
+        for (std::size_t i = 0; i < bs.size(); ++i)
+          bs[i] = cube<D, T>(static_cast<double>(i % 37), 1.0 + static_cast<double>(i % 5));
         bs[300] = bad;
         return bs;
       };
