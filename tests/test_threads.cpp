@@ -359,8 +359,8 @@ TEST(MisuseThreads, ChangingTheStructureInsideForEachPairThrows) {
 }  // namespace
 
 // The bulk move's two ways of finding a handle given twice: a batch in slot
-// order (handle i0 + i at position i, as inserted) cannot hold one and sets
-// its bits at once; any other order marks each handle, atomically on several
+// order (handle i at position i, as inserted) cannot hold one and sets its
+// bits at once; any other order marks each handle, atomically on several
 // workers. Both against brute force, with objects the batch leaves in place
 // (the bits tell them apart), on one and two workers; a shuffled batch with
 // a handle twice goes one by one (the last box wins).
@@ -374,9 +374,9 @@ TEST(PathsThreads, BulkMoveInSlotOrderAndShuffled) {
     const std::vector<handle> hs = g.insert(std::span<const box3>(sc.boxes));
     std::vector<handle_pair> pairs;
     for (int s = 0; s < 6; ++s) {
-      // three quarters: the rest stay where they were; in slot order, the
-      // first ones (s = 0) or a range further on (s = 2, 4: its bits start
-      // past the first word)
+      // three quarters: the rest stay where they were; the first ones in
+      // slot order (s = 0), a range further on in order (s = 2, 4: not slot
+      // order, each handle's bit), or shuffled (s odd)
       const std::size_t off = s == 2 ? 500 : s == 4 ? 250 : 0;
       std::vector<std::size_t> which(1500);
       for (std::size_t i = 0; i < which.size(); ++i) {

@@ -148,7 +148,7 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
   std::vector<std::uint32_t> moved_from(nchunks * ngrids, 0);  // per chunk and grid: its moved objects that were there
   std::vector<std::size_t> changed_in(nchunks, 0);
   std::vector<char> failed(nchunks, 0), slot_order(nchunks, 1);
-  const std::uint32_t g0 = hs[0].generation, i0 = hs[0].index;
+  const std::uint32_t g0 = hs[0].generation;
   bulk_key* const key1 = bulk_tmp.data();
   // One grid: the keys go straight to their place in its key list (position
   // i), no scatter. (The objects the batch does not move follow them.)
@@ -175,7 +175,7 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
       __builtin_prefetch(ahead);
       __builtin_prefetch(ahead + sizeof(box_t) - 1);
       if (!fresh && !live(hs[i])) return void(failed[c] = 1);
-      in_order &= hs[i].index == i0 + i && hs[i].generation == g0;
+      in_order &= hs[i].index == i && hs[i].generation == g0;
       const box_t& b = bs[i];
       bool valid = true;  // false for NaN too
       for (int a = 0; a < D; ++a) valid &= b.min[a] <= b.max[a];
@@ -216,23 +216,16 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
   // The moved slots' bits, and no handle twice (else: in order, one by one).
   // New objects (fresh) need neither: their slots are distinct (bulk_insert
   // made them) and no object of a grid is among them. In slot order
-  // (handle i0 + i at position i, one generation: a batch over the objects
-  // as inserted) no handle comes twice and the bits are those of [i0, i0 + n).
+  // (handle i at position i, one generation: a batch over the objects as
+  // inserted) no handle comes twice and the bits are the first n.
   // Otherwise every handle's bit is set and tested, atomically when chunks
   // run on several workers (a locked or per object costs ~3.5 ms a worker
   // at 10^6, so the usual batch does without).
   if (fresh) {
     // (no bit: pass 2 reads none of the batch's slots among a grid's objects)
   } else if (in_slot_order) {
-    for (std::size_t k = i0; k < i0 + n;) {
-      if (k % 64 == 0 && k + 64 <= i0 + n) {
-        pending[k / 64] = ~std::uint64_t{0};
-        k += 64;
-      } else {
-        pending[k / 64] |= std::uint64_t{1} << (k % 64);
-        ++k;
-      }
-    }
+    std::fill_n(pending.begin(), n / 64, ~std::uint64_t{0});
+    if (n % 64 != 0) pending[n / 64] = (std::uint64_t{1} << (n % 64)) - 1;
   } else {
     run_chunks(nchunks, [&](std::size_t c) {
       for (std::size_t i = c * chunk, hi = std::min(n, i + chunk); i < hi; ++i) {
@@ -423,13 +416,13 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
             if (src < n) {
               __builtin_prefetch(&bs[src]);
               __builtin_prefetch(reinterpret_cast<const char*>(&bs[src] + 1) - 1);
-              if (in_slot_order) __builtin_prefetch(&slots[i0 + src], 1);
+              if (in_slot_order) __builtin_prefetch(&slots[src], 1);
             }
           }
           const std::uint32_t src = keys[k].src;
           handle h;
           if (src < n) {
-            h = in_slot_order ? handle{i0 + src, g0} : hs[src];
+            h = in_slot_order ? handle{src, g0} : hs[src];
             entry en = entry::make(bs[src], h);
             en.set_reach(reach_in(g, code, bs[src]));
             out[w] = en;  // (plain stores: the pool then stays in cache for detection)
