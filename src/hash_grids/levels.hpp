@@ -92,7 +92,9 @@ struct level_choice {
     double cost() const { return kAcrossCost * across + kCellPairCost * cell_pairs + kLevelCost * (nonempty - 1); }
   };
 
-  static std::vector<estimate> estimates(double f0, double c0, std::span<const box_t> bs) {
+  // (effs as for anchor_cell)
+  static std::vector<estimate> estimates(double f0, double c0, std::span<const box_t> bs,
+                                         std::span<const double> effs) {
     std::vector<estimate> out;
     if (!(c0 > 0) || bs.empty()) return out;
     struct point {
@@ -103,9 +105,8 @@ struct level_choice {
     const std::size_t step = bs.size() / kSample + 1;
     double smallest = c0;
     for (std::size_t i = 0; i < bs.size(); i += step) {
-      if (!is_bounded(bs[i])) continue;  // kept apart: no level
-      const double eff = types::effective_size(bs[i]);
-      if (!std::isfinite(eff)) continue;
+      const double eff = effs[i];
+      if (!std::isfinite(eff)) continue;  // (also a box not bounded: kept apart, no level)
       point p{eff, {}};
       for (int a = 0; a < D; ++a) p.lo[a] = static_cast<double>(bs[i].min[a]);
       sample.push_back(p);
@@ -168,10 +169,10 @@ struct level_choice {
     double factor, floor;
   };
   // The cheapest estimate's factor and floor ({f0, +inf}: nothing to choose).
-  static ladder factor_for(double f0, double c0, std::span<const box_t> bs) {
+  static ladder factor_for(double f0, double c0, std::span<const box_t> bs, std::span<const double> effs) {
     ladder best{f0, std::numeric_limits<double>::infinity()};
     double least = std::numeric_limits<double>::infinity();
-    for (const estimate& e : estimates(f0, c0, bs))
+    for (const estimate& e : estimates(f0, c0, bs, effs))
       if (e.cost() < least) {
         least = e.cost();
         best = {e.factor, e.floor};

@@ -443,7 +443,7 @@ struct hash_grids_state : grid_types<D, T> {
     using L = level_choice<D, T>;
     anchor_hint = L::anchor_cell(cfg.hierarchy_factor, bs, effs);
     if (!cfg.adaptive_factor || !(anchor_hint > 0) || bs.size() < tune.adaptive_min_batch) return;
-    const auto [f, floor] = L::factor_for(cfg.hierarchy_factor, anchor_hint, bs);
+    const auto [f, floor] = L::factor_for(cfg.hierarchy_factor, anchor_hint, bs, effs);
     ++paths.ladders_estimated;
     ladder_f = f;
     ladder_floor = floor;
