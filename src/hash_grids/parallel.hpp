@@ -21,7 +21,7 @@ void run_chunks(executor* exec, std::size_t chunks, F&& fn) {
   }
 }
 
-// Stable LSD radix sort of v by key(x) (the low `bits` bits count), tmp
+// Stable LSD radix sort of v by key(x) < 2^bits, tmp
 // scratch. With more than one worker and at least 4 x `chunk_items` items,
 // each pass counts per chunk, sums the counts in
 // (digit, chunk) order and scatters per chunk: the same result as the
