@@ -271,13 +271,17 @@ struct grid_types {
     return r;
   }
 
-  // Bit m set for every subset m of the axes in r (r < 2^D).
-  static constexpr std::uint32_t subsets_of(std::uint32_t r) {
-    std::uint32_t bits = 0;
-    for (std::uint32_t m = 0; m < (1u << D); ++m)
-      if ((r & m) == m) bits |= 1u << m;
-    return bits;
-  }
+  // Bit m set for every subset m of the axes in r (r < 2^D). A table: the
+  // walks take it for every object of every cell, where the loop cost ~30
+  // instructions a call (2 % of Terdiman's 10^4 one-shot).
+  static constexpr std::array<std::uint32_t, 1u << D> kSubsetsOf = [] {
+    std::array<std::uint32_t, 1u << D> t{};
+    for (std::uint32_t r = 0; r < (1u << D); ++r)
+      for (std::uint32_t m = 0; m < (1u << D); ++m)
+        if ((r & m) == m) t[r] |= 1u << m;
+    return t;
+  }();
+  static std::uint32_t subsets_of(std::uint32_t r) { return kSubsetsOf[r & ((1u << D) - 1)]; }
 
   // occupied index + 1, or 0
   static std::uint32_t lookup(const grid& g, std::uint32_t code) {
