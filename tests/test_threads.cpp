@@ -305,6 +305,49 @@ void sparse_rows_case(std::size_t searched_share, double yz_extent) {
 TEST(PathsThreads, OrderedWalkSearchesSparseRows) { sparse_rows_case(0, 4000); }
 TEST(PathsThreads, SparseRowsTakeTheLookupWalk) { sparse_rows_case(2, 40); }
 
+// An ordered grid whose rows hold few cells each (3000 tiny objects of the
+// `sparse` scenario: about 3 cells a row, none of them searched) takes the
+// lookup walk under the default tuning::row_cells (4), and the row walk with
+// the rule off (0); searched_share = 0, so only this rule can switch. Exact
+// against brute force either way, on one and two workers.
+void few_cells_a_row_case(std::size_t row_cells) {
+  for (unsigned threads : {1u, 2u}) {
+    hhg::scenes::thesis_scenario<3, double> scene(hhg::scenes::named_scenario_params("sparse", 3000, 7));
+    std::vector<box3> boxes(scene.boxes().begin(), scene.boxes().end());
+    hhg::hash_grids<3, double> g;
+    hhg::detail::tuning t = small_tuning();
+    t.searched_share = 0;
+    t.row_cells = row_cells;
+    g.set_tuning(t);
+    hhg::thread_pool pool(threads);
+    g.set_executor(&pool);
+    std::vector<handle> hs = g.insert(std::span<const box3>(boxes));
+    const std::vector<char> live(boxes.size(), 1);
+    std::vector<handle_pair> pairs;
+    std::size_t found = 0;
+    for (int s = 0; s < 3; ++s) {
+      scene.step();
+      boxes.assign(scene.boxes().begin(), scene.boxes().end());
+      g.move(std::span<const handle>(hs), std::span<const box3>(boxes));
+      g.find_pairs(pairs);
+      found += pairs.size();
+      EXPECT_EQ(canonical(pairs), brute(boxes, hs, live)) << "step " << s;
+    }
+    EXPECT_GT(found, 0u);                       // (the walks found pairs: tested, not only skipped)
+    EXPECT_GE(g.path_counts().batch_bulk, 3u);  // every step laid the grids out in order
+    if (row_cells == 0) {
+      EXPECT_GE(g.path_counts().walk_ordered, 3u);
+      EXPECT_EQ(g.path_counts().sparse_rows_lookup, 0u);
+    } else {
+      EXPECT_GE(g.path_counts().sparse_rows_lookup, 3u);
+      EXPECT_EQ(g.path_counts().walk_ordered, 0u);
+    }
+  }
+}
+
+TEST(PathsThreads, FewCellsARowTakeTheLookupWalk) { few_cells_a_row_case(4); }
+TEST(PathsThreads, FewCellsARowOnTheRowWalkWithTheRuleOff) { few_cells_a_row_case(0); }
+
 TEST(PathsThreads, OneByOneBatchBelowTheTwoPassSize) {
   path_case pc{small_tuning(), true, false, false, 1};
   pc.tune.batch_two_pass = 1u << 30;

@@ -17,6 +17,7 @@ struct tuning {
   std::size_t crowded_grid = 8;  // more objects per occupied cell: the grid takes the lookup walk
   std::size_t displaced_share = 4;  // more than 1/4 of an ordered grid's objects displaced: the lookup walk
   std::size_t searched_share = 2;   // > 1/2 of an ordered grid's cells in searched rows: lookup walk (0: never)
+  std::size_t row_cells = 4;        // an ordered grid of fewer cells than this a row on average: lookup walk (0: never)
   std::size_t compact_min = 4096;   // a grid of fewer objects is never compacted
   std::size_t compact_ratio = 8;    // compacted when more than 1/8 of its objects were written out of order
   std::size_t chunk_cells = 2048;   // cells of a within-grid detection chunk
@@ -36,7 +37,7 @@ struct tuning {
 // assert that the path they are named after ran.
 struct path_counters {
   std::uint64_t walk_ordered = 0, walk_unordered = 0, walk_displaced = 0, walk_across = 0;
-  std::uint64_t sparse_rows_lookup = 0;  // ordered grids that took the lookup walk: most cells in searched rows
+  std::uint64_t sparse_rows_lookup = 0;  // ordered grids on the lookup walk: cells in searched rows, or few a row
   std::uint64_t cells_flat = 0, cells_crowded = 0, rows_searched = 0;
   std::uint64_t compactions = 0;
   std::uint64_t batch_one_by_one = 0, batch_two_pass = 0, batch_bulk = 0, bulk_inserts = 0;
