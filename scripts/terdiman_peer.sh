@@ -118,6 +118,8 @@ for n, rs in sorted(runs.items()):
           f"{med(rs, 'hhg_reused_median_ms'):>14.3f} {med(rs, 'total_over_his_median'):>10.3f} "
           f"{med(rs, 'reused_over_his_median'):>11.3f} {med(rs, 'total_over_his_min'):>14.3f} "
           f"{med(rs, 'reused_over_his_min'):>15.3f}")
-    print(f"{'':>7} pairs: his {rs[0]['pairs_his']}, hhg {rs[0]['pairs_hhg']}"
+    print(f"{'':>7} hhg on his float boxes (hash_grids<3, float>): {med(rs, 'hhg_float_median_ms'):.3f} ms, "
+          f"{med(rs, 'float_over_his_median'):.3f} of his time")
+    print(f"{'':>7} pairs: his {rs[0]['pairs_his']}, hhg {rs[0]['pairs_hhg']}, hhg float {rs[0]['pairs_hhg_float']}"
           + (f", brute force on his float boxes {rs[0]['pairs_brute_float']}" if "pairs_brute_float" in rs[0] else ""))
 PY
