@@ -490,7 +490,8 @@ inline hhg::detail::tuning small_tuning() {
   t.chunk_cells = 37;
   t.chunk_objects = 53;
   t.compact_min = 64;
-  t.row_cells = 0;  // grids of test size take the row walk however few cells their rows hold
+  t.row_cells = 0;      // grids of test size take the row walk however few cells their rows hold
+  t.bulk_rows_min = 0;  // and the bulk move whatever their rows
   return t;
 }
 

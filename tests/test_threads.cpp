@@ -348,6 +348,47 @@ void few_cells_a_row_case(std::size_t row_cells) {
 TEST(PathsThreads, FewCellsARowTakeTheLookupWalk) { few_cells_a_row_case(4); }
 TEST(PathsThreads, FewCellsARowOnTheRowWalkWithTheRuleOff) { few_cells_a_row_case(0); }
 
+// Under the default tuning a batch of 1000 moves (below bulk_rows_min) takes
+// the bulk move when the last detection found dense rows (equal cubes: about
+// 7 cells a row), and goes one by one when it did not (`sparse`: 1-2); the
+// sparse grid, laid out by the bulk insert, stays on the lookup walk.
+// Exact against brute force either way, on one and two workers.
+void small_batch_case(const char* scenario, bool dense) {
+  for (unsigned threads : {1u, 2u}) {
+    hhg::scenes::thesis_scenario<3, double> scene(hhg::scenes::named_scenario_params(scenario, 1000, 3));
+    std::vector<box3> boxes(scene.boxes().begin(), scene.boxes().end());
+    hhg::hash_grids<3, double> g;
+    hhg::thread_pool pool(threads);
+    g.set_executor(&pool);
+    std::vector<handle> hs = g.insert(std::span<const box3>(boxes));
+    const std::vector<char> live(boxes.size(), 1);
+    std::vector<handle_pair> pairs;
+    g.find_pairs(pairs);
+    EXPECT_EQ(canonical(pairs), brute(boxes, hs, live));
+    EXPECT_EQ(g.path_counts().bulk_inserts, 1u);
+    for (int s = 0; s < 4; ++s) {
+      scene.step();
+      boxes.assign(scene.boxes().begin(), scene.boxes().end());
+      g.move(std::span<const handle>(hs), std::span<const box3>(boxes));
+      g.find_pairs(pairs);
+      EXPECT_EQ(canonical(pairs), brute(boxes, hs, live)) << "step " << s;
+    }
+    const auto& pc = g.path_counts();
+    if (dense) {
+      EXPECT_EQ(pc.batch_bulk, 4u);
+      EXPECT_EQ(pc.walk_ordered, 5u);
+    } else {
+      EXPECT_EQ(pc.batch_bulk, 0u);
+      EXPECT_GE(pc.batch_one_by_one, 4u);
+      EXPECT_EQ(pc.walk_ordered, 0u);
+      EXPECT_GE(pc.sparse_rows_lookup, 1u);
+    }
+  }
+}
+
+TEST(PathsThreads, SmallBatchOfDenseRowsTakesTheBulkMove) { small_batch_case("equal", true); }
+TEST(PathsThreads, SmallBatchOfSparseRowsGoesOneByOne) { small_batch_case("sparse", false); }
+
 TEST(PathsThreads, OneByOneBatchBelowTheTwoPassSize) {
   path_case pc{small_tuning(), true, false, false, 1};
   pc.tune.batch_two_pass = 1u << 30;

@@ -172,6 +172,11 @@ struct grid_types {
     // (detect_grid walks them apart). Cleared by reset_grid.
     bool ordered = false;
     std::uint32_t ordered_end = 0;
+    // The last detection sent this ordered grid to the lookup walk for its
+    // rows (too few cells a row, or most in searched rows): later ones do
+    // so at once, without splitting off displaced cells and counting rows
+    // again, until the next layout (a hint: install and reset_grid clear it).
+    bool sparse_rows = false;
 
     std::uint64_t cell_count() const {
       std::uint32_t s = 0;
@@ -342,6 +347,7 @@ struct grid_types {
     g.displaced = 0;
     g.ordered = true;
     g.ordered_end = static_cast<std::uint32_t>(g.pool.size());
+    g.sparse_rows = false;
   }
 
   // The indices of g's occupied cells in code order, into `order` (tmp:

@@ -127,18 +127,46 @@ struct detection_scratch {
     // is then paid for one or two cells (detection alone, 3000 objects of
     // `sparse`, 3.0 cells a row: 375 -> 285 us; 1000 equal cubes, 6.8 cells
     // a row, stay faster on the row walk: 44 against 66 us).
+    // (A grid with displaced cells has only the others in rows: the rule
+    // reads their rows, and the lookup walk takes every cell.)
     for (auto& gj : gjobs) {
-      if (!gj.ordered || !gj.displaced.empty()) continue;
+      if (!gj.ordered) continue;
       std::size_t searched = 0, rows = 0;
       for (const auto& n : gj.parts) {
         searched += n.searched;
         rows += n.rows;
       }
-      if ((tu.searched_share != 0 && searched * tu.searched_share > gj.cv.size) || rows * tu.row_cells > gj.cv.size) {
+      const bool sparse_rows =
+          tu.searched_share != 0 && gj.displaced.empty() && searched * tu.searched_share > gj.cv.size;
+      if (sparse_rows || rows * tu.row_cells > gj.cv.size) {
         gj.ordered = false;
+        gj.cv = gj.all;
+        gj.kept.clear();
+        gj.displaced.clear();
+        s.grids[gj.id].sparse_rows = true;
         ++s.paths.sparse_rows_lookup;
       }
     }
+    // For the bulk move of a small batch (state.hpp, rows_dense): the rows
+    // of every grid, ordered (counted above) or not (counted here, in code
+    // order), while the grids are small.
+    std::size_t in_grids = 0, in_dense = 0;
+    for (const auto& gj : gjobs) in_grids += s.grids[gj.id].objects;
+    if (in_grids < tu.bulk_rows_min) {
+      for (const auto& gj : gjobs) {
+        const grid& g = s.grids[gj.id];
+        std::size_t rows = 0;
+        if (gj.ordered) {
+          for (const auto& n : gj.parts) rows += n.rows;
+        } else {
+          const std::uint32_t row_bits = ~g.mask[0];
+          for (std::size_t k = 0; k < gj.cv.size; ++k)
+            rows += k == 0 || (gj.cv.code(k) & row_bits) != (gj.cv.code(k - 1) & row_bits);
+        }
+        if (rows * tu.row_cells <= gj.cv.size) in_dense += g.objects;
+      }
+    }
+    s.rows_dense = in_grids != 0 && 2 * in_dense >= in_grids;
     for (auto& gj : gjobs)
       if (gj.ordered) GW::size_rows(gj);
     s.run_chunks(row_parts.size(), [&](std::size_t t) {
@@ -189,12 +217,13 @@ struct detection_scratch {
     const tuning& tu = s.tune;
     const std::size_t n = g.occupied.size();
     j.cv = {g.occupied.data(), S::sort_cells(g, j.order, j.order_tmp) ? j.order.data() : nullptr, n};
+    j.all = j.cv;
     j.kept.clear();
     j.displaced.clear();
     // crowded grids take the lookup walk: it filters each candidate by its
     // reach too, where the ordered walk tests whole stretches (measured with
     // 10x1x1 boxes, 125 objects a cell: 288 against 210 tests per object)
-    j.ordered = g.ordered && g.pool.size() <= kMaxOrderedPool && g.objects <= tu.crowded_grid * n;
+    j.ordered = g.ordered && !g.sparse_rows && g.pool.size() <= kMaxOrderedPool && g.objects <= tu.crowded_grid * n;
     if (j.ordered && g.pool.size() > g.ordered_end) {  // some block may lie above the ordered part: split the cells
       std::size_t outside = 0;
       for (std::size_t k = 0; k < n; ++k) {

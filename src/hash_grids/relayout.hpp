@@ -137,6 +137,11 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
   // by one 194 against 221 ns per object per step; 20 %, with ~10 % of the
   // objects changing cell, 256 against 214).
   if (!fresh && last_batch_changed * tune.bulk_changed_ratio < last_batch_size) return false;
+  // A small batch pays for the layout only when its grids take the row walk
+  // after it (rows of row_cells cells or more at the last detection): at
+  // 1000 objects the step of equal cubes -35 %, sizes over x12 -19 %, but
+  // of sparse objects (1-1.5 cells a row) +9 %, on the lookup walk either way.
+  if (!fresh && n < tune.bulk_rows_min && !rows_dense) return false;
   const std::size_t ngrids = grids.size();
   const std::size_t chunk = std::max<std::size_t>(tune.chunk_moves, 1);
   const std::size_t nchunks = (n + chunk - 1) / chunk;

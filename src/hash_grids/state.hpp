@@ -105,6 +105,11 @@ struct hash_grids_state : grid_types<D, T> {
   not_copied<big_vector<bulk_key>> bulk_tmp;
   not_copied<std::vector<entry>> tmp;                       // rebuild
   std::size_t last_batch_changed = 0, last_batch_size = 0;  // bulk move: objects that changed cell, moves
+  // The last detection found most grid objects in grids whose rows hold
+  // tune.row_cells cells or more on average (the row walk's grids; counted
+  // while the grids hold fewer than tune.bulk_rows_min objects): a batch
+  // below bulk_rows_min takes the bulk move only then (bulk_move).
+  bool rows_dense = false;
 
   explicit hash_grids_state(const config& c) : cfg(c), base_class(class_for(c.cell_capacity)) {}
 

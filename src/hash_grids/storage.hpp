@@ -166,6 +166,7 @@ void hash_grids_state<D, T>::reset_grid(grid& g) {
   g.displaced = 0;
   g.ordered = false;
   g.ordered_end = 0;
+  g.sparse_rows = false;
 }
 
 }  // namespace detail

@@ -62,6 +62,7 @@ struct grid_walks : grid_types<D, T> {
     std::uint32_t id = 0;
     bool ordered = false;  // the ordered walk (and displaced cells apart), else the unordered one
     cell_view cv{};        // the cells of the ordered or unordered walk, in code order
+    cell_view all{};       // every occupied cell in code order (cv, unless displaced cells are apart)
     std::vector<std::uint32_t> order, order_tmp;  // cv's order when the occupied list is not sorted
     std::vector<std::uint32_t> kept;              // ordered grids with displaced cells: the others, in code order
     std::vector<std::uint32_t> displaced;         // the displaced cells (occupied indices)

@@ -26,7 +26,8 @@ struct tuning {
   std::size_t apart_index_min = 8;  // this many objects kept apart or more: paired through their index (apart.hpp)
   // update
   std::size_t batch_two_pass = 4096;      // a batch move of fewer objects goes one by one, in order
-  std::size_t bulk_min = 4096;            // a batch of fewer moves is never a bulk move
+  std::size_t bulk_min = 256;             // a batch of fewer moves is never a bulk move (nor a bulk insert)
+  std::size_t bulk_rows_min = 4096;       // a smaller one is only when the last detection found dense rows
   std::size_t bulk_changed_ratio = 1000;  // bulk move when >= 1/1000 of the last batch changed cell (docs: Batch moves)
   std::size_t chunk_moves = 16384;        // moves of a bulk-move chunk
   // levels
