@@ -33,6 +33,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "hhg/executor.hpp"
@@ -115,35 +116,23 @@ int main(int argc, char** argv) {
     his.push_back(ms_since(t0));
     pairs_his = his_pairs.GetNbEntries() / 2;
   };
+  // one one-shot: a new structure on one thread, insert(span), find_pairs into
+  // `out` (a new vector, or one reused across repetitions); its time appended to `times`
+  const auto one_shot = [&](const auto& bs, std::vector<hhg::handle_pair>& out, std::vector<double>& times) {
+    using T = typename std::decay_t<decltype(bs)>::value_type::scalar;
+    const auto t0 = clock_type::now();
+    hhg::hash_grids<3, T> m;
+    m.set_executor(&one);
+    const std::vector<hhg::handle> hs = m.insert(std::span<const hhg::box<3, T>>(bs));
+    m.find_pairs(out);
+    times.push_back(ms_since(t0));
+    return out.size();
+  };
   const auto run_hhg = [&] {
-    {
-      const auto t0 = clock_type::now();
-      hhg::hash_grids<3, double> m;
-      m.set_executor(&one);
-      const std::vector<hhg::handle> hs = m.insert(std::span<const hhg::box<3, double>>(boxes));
-      std::vector<hhg::handle_pair> out;
-      m.find_pairs(out);
-      total.push_back(ms_since(t0));
-      pairs_hhg = out.size();
-    }
-    {
-      const auto t0 = clock_type::now();
-      hhg::hash_grids<3, double> m;
-      m.set_executor(&one);
-      const std::vector<hhg::handle> hs = m.insert(std::span<const hhg::box<3, double>>(boxes));
-      m.find_pairs(reused);
-      total_reused.push_back(ms_since(t0));
-    }
-    {
-      const auto t0 = clock_type::now();
-      hhg::hash_grids<3, float> m;
-      m.set_executor(&one);
-      const std::vector<hhg::handle> hs = m.insert(std::span<const hhg::box<3, float>>(float_boxes));
-      std::vector<hhg::handle_pair> out;
-      m.find_pairs(out);
-      total_float.push_back(ms_since(t0));
-      pairs_float = out.size();
-    }
+    std::vector<hhg::handle_pair> fresh, fresh_float;
+    pairs_hhg = one_shot(boxes, fresh, total);
+    one_shot(boxes, reused, total_reused);
+    pairs_float = one_shot(float_boxes, fresh_float, total_float);
   };
   for (std::size_t r = 0; r < reps; ++r) {
     if (r % 2 == 0) {
