@@ -148,22 +148,16 @@ struct detection_scratch {
       }
     }
     // For the bulk move of a small batch (state.hpp, rows_dense): the rows
-    // of every grid, ordered (counted above) or not (counted here, in code
-    // order), while the grids are small.
+    // of every grid's cells in their order, while the grids are small.
     std::size_t in_grids = 0, in_dense = 0;
     for (const auto& gj : gjobs) in_grids += s.grids[gj.id].objects;
     if (in_grids < tu.bulk_rows_min) {
       for (const auto& gj : gjobs) {
-        const grid& g = s.grids[gj.id];
+        const std::uint32_t row_bits = ~s.grids[gj.id].mask[0];
         std::size_t rows = 0;
-        if (gj.ordered) {
-          for (const auto& n : gj.parts) rows += n.rows;
-        } else {
-          const std::uint32_t row_bits = ~g.mask[0];
-          for (std::size_t k = 0; k < gj.cv.size; ++k)
-            rows += k == 0 || (gj.cv.code(k) & row_bits) != (gj.cv.code(k - 1) & row_bits);
-        }
-        if (rows * tu.row_cells <= gj.cv.size) in_dense += g.objects;
+        for (std::size_t k = 0; k < gj.cv.size; ++k)
+          rows += k == 0 || (gj.cv.code(k) & row_bits) != (gj.cv.code(k - 1) & row_bits);
+        if (rows * tu.row_cells <= gj.cv.size) in_dense += s.grids[gj.id].objects;
       }
     }
     s.rows_dense = in_grids != 0 && 2 * in_dense >= in_grids;
