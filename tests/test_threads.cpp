@@ -292,6 +292,7 @@ void sparse_rows_case(std::size_t searched_share, double yz_extent) {
     }
     if (searched_share == 0) {
       EXPECT_GT(g.path_counts().rows_searched, 0u);
+      EXPECT_EQ(g.path_counts().rows_uniform, 0u);  // (rows of ~1000 x for a few cells: each over its own)
       EXPECT_GT(g.path_counts().walk_ordered, 0u);
       EXPECT_EQ(g.path_counts().sparse_rows_lookup, 0u);
     } else {
@@ -304,6 +305,51 @@ void sparse_rows_case(std::size_t searched_share, double yz_extent) {
 
 TEST(PathsThreads, OrderedWalkSearchesSparseRows) { sparse_rows_case(0, 4000); }
 TEST(PathsThreads, SparseRowsTakeTheLookupWalk) { sparse_rows_case(2, 40); }
+
+// A dense slab of cubes (min corners over [lo, hi] along x, y and z over
+// 8 edges; about 20 cells a row in a grid of 32 along x): every row is
+// indexed over the grid's whole x range (rows_uniform). The cubes move at
+// most 0.9 along x. The slab lies above 0 (cells from x = 0 on, none at
+// the last x), across 0 (cells on both sides of the wrap: windows wrapping
+// from the last x to 0 and back), or ends just below 0 (its last cells at
+// the grid's last x, some of their cubes reaching past 0, but no cell at
+// x = 0: nothing wraps). Exact against brute force on one and two workers,
+// over three bulk moves.
+void uniform_rows_case(double lo, double hi) {
+  hhg::scenes::rng r(11);
+  std::vector<box3> boxes;
+  for (int i = 0; i < 3000; ++i) {
+    std::array<double, 3> p{r.uniform(lo, hi), r.uniform(0, 7.5), r.uniform(0, 7.5)};
+    const double s = r.uniform(0.5, 1.0);
+    boxes.push_back(box3{{p[0], p[1], p[2]}, {p[0] + s, p[1] + s, p[2] + s}});
+  }
+  for (unsigned threads : {1u, 2u}) {
+    hhg::hash_grids<3, double> g;
+    g.set_tuning(small_tuning());
+    hhg::thread_pool pool(threads);
+    g.set_executor(&pool);
+    std::vector<box3> now = boxes;
+    std::vector<handle> hs = g.insert(std::span<const box3>(now));
+    std::vector<char> live(now.size(), 1);
+    std::vector<handle_pair> pairs;
+    for (int s = 0; s < 3; ++s) {
+      g.find_pairs(pairs);
+      EXPECT_EQ(canonical(pairs), brute(now, hs, live)) << "slab from " << lo << ", step " << s;
+      for (box3& b : now) {
+        const double d = r.uniform(-0.3, 0.3);
+        b.min[0] += d;
+        b.max[0] += d;
+      }
+      g.move(std::span<const handle>(hs), std::span<const box3>(now));
+    }
+    EXPECT_GE(g.path_counts().rows_uniform, 3u) << "slab from " << lo;
+    EXPECT_EQ(g.path_counts().rows_searched, 0u);
+  }
+}
+
+TEST(PathsThreads, RowsIndexedUniformlyAboveZero) { uniform_rows_case(1, 20); }
+TEST(PathsThreads, RowsIndexedUniformlyAcrossTheWrap) { uniform_rows_case(-10, 10); }
+TEST(PathsThreads, RowsIndexedUniformlyEndingAtTheLastX) { uniform_rows_case(-20, -0.95); }
 
 // An ordered grid whose rows hold few cells each (3000 tiny objects of the
 // `sparse` scenario: about 3 cells a row, none of them searched) takes the

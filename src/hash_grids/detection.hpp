@@ -177,6 +177,7 @@ struct detection_scratch {
       const auto jj = static_cast<std::uint32_t>(j);
       if (gj.ordered) {
         ++s.paths.walk_ordered;
+        s.paths.rows_uniform += gj.uniform;
         for (const auto& r : gj.rows) s.paths.rows_searched += r.pos == npos && r.code != npos;
         std::size_t start = 1, cells = 0;
         for (std::size_t r = 1; r < gj.rows.size(); ++r) {
@@ -250,7 +251,8 @@ struct detection_scratch {
       case kind::loose: return loose(s, w, sink);
       case kind::ordered: {
         const auto& j = gjobs[c.job];
-        return GW::ordered(s.grids[j.id], j, c.begin, c.end, flat, w, sink);
+        if (j.uniform) return GW::template ordered<true>(s.grids[j.id], j, c.begin, c.end, flat, w, sink);
+        return GW::template ordered<false>(s.grids[j.id], j, c.begin, c.end, flat, w, sink);
       }
       case kind::displaced: {
         const auto& j = gjobs[c.job];
