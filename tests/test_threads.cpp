@@ -435,6 +435,34 @@ void small_batch_case(const char* scenario, bool dense) {
 TEST(PathsThreads, SmallBatchOfDenseRowsTakesTheBulkMove) { small_batch_case("equal", true); }
 TEST(PathsThreads, SmallBatchOfSparseRowsGoesOneByOne) { small_batch_case("sparse", false); }
 
+// A structure below tuning::compact_min (1000 objects moving 1 % of their
+// size a step: a few change cell, some steps none) takes the bulk move every
+// step, whatever the last batch changed: nothing else would put it back in
+// order (it is never compacted), and the ordered walk runs every time. Before,
+// the first batch in which no object changed cell sent every later one one
+// by one (seed 1: from step 64 on), and the walk to the lookup walk.
+TEST(PathsThreads, SmallStructureKeepsTheBulkMoveUnderSlowMotion) {
+  hhg::scenes::thesis_scenario<3, double> scene(hhg::scenes::named_scenario_params("coherent", 1000, 1));
+  std::vector<box3> boxes(scene.boxes().begin(), scene.boxes().end());
+  hhg::hash_grids<3, double> g;
+  std::vector<handle> hs = g.insert(std::span<const box3>(boxes));
+  const std::vector<char> live(boxes.size(), 1);
+  std::vector<handle_pair> pairs;
+  g.find_pairs(pairs);  // (the first detection finds the rows dense: a small batch may take the bulk move)
+  for (int s = 0; s < 100; ++s) {
+    scene.step();
+    boxes.assign(scene.boxes().begin(), scene.boxes().end());
+    g.move(std::span<const handle>(hs), std::span<const box3>(boxes));
+    g.find_pairs(pairs);
+    if (s % 10 == 9) {
+      EXPECT_EQ(canonical(pairs), brute(boxes, hs, live)) << "step " << s;
+    }
+  }
+  EXPECT_EQ(g.path_counts().batch_bulk, 100u);
+  EXPECT_EQ(g.path_counts().batch_one_by_one, 0u);
+  EXPECT_EQ(g.path_counts().walk_unordered, 0u);
+}
+
 TEST(PathsThreads, OneByOneBatchBelowTheTwoPassSize) {
   path_case pc{small_tuning(), true, false, false, 1};
   pc.tune.batch_two_pass = 1u << 30;
