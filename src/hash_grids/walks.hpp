@@ -160,8 +160,9 @@ struct grid_walks : grid_types<D, T> {
     job.rows[0] = {npos, 0, 0, 0, 0, 0};
     std::fill_n(job.row_pos.begin(), job.width, 0u);
   }
-  // Each row of part p, and over the x between its first and last cell, the
-  // pool position of its first cell at x or beyond.
+  // Each row of part p, and over the x between its first and last cell (or,
+  // uniform, over the grid's x range: searched rows too), the pool position
+  // of its first cell at x or beyond.
   static void index_part(const grid& g, grid_job& job, std::size_t p, std::size_t part) {
     const cell_view& cv = job.cv;
     const std::uint32_t mx = g.mask[0];
