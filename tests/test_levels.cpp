@@ -2,19 +2,22 @@
 // src/hash_grids/levels.hpp): a batch that activates the grids may space the
 // levels its sizes span hierarchy_factor times a power of two apart. Every
 // case is compared with brute force (hhg::brute_force through all_pairs), in
-// 2D and 3D, float and double: sizes over three decades share fewer levels;
-// small objects that would crowd large cells keep their own level; sizes
-// outside the batch's range, a cleared structure, a small batch and
-// adaptive_factor = false keep the configured factor; the zoo, with the
-// estimate forced at every size, stays exact under motion.
+// 2D and 3D, float and double: sizes over three decades share fewer levels,
+// in a batch of a few hundred as in a large one; small objects that would
+// crowd large cells keep their own level; sizes outside the batch's range, a
+// cleared structure and adaptive_factor = false keep the configured factor;
+// the zoo stays exact under motion. The estimate counts the shared cells
+// only of the ladders that can still win, and chooses as if it counted all.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
+#include "hash_grids/levels.hpp"
 #include "hhg/broad_phase.hpp"
 #include "hhg/brute_force.hpp"
 #include "hhg/hash_grids.hpp"
@@ -35,10 +38,9 @@ using level_types = ::testing::Types<hhg::hash_grids<2, float>, hhg::hash_grids<
                                      hhg::hash_grids<3, double>>;
 TYPED_TEST_SUITE(AdaptiveFactor, level_types);
 
-// The estimate at test sizes (and the bulk paths, as at 10^6).
-hhg::detail::tuning estimate_always() {
+// The bulk paths at test sizes (as at 10^6).
+hhg::detail::tuning bulk_always() {
   hhg::detail::tuning t;
-  t.adaptive_min_batch = 0;
   t.bulk_min = 64;
   return t;
 }
@@ -62,8 +64,8 @@ TYPED_TEST(AdaptiveFactor, LogUniformSizesShareFewerLevelsExactly) {
   hhg::config fixed_cfg;
   fixed_cfg.adaptive_factor = false;
   TypeParam adaptive, fixed(fixed_cfg);
-  adaptive.set_tuning(estimate_always());
-  fixed.set_tuning(estimate_always());
+  adaptive.set_tuning(bulk_always());
+  fixed.set_tuning(bulk_always());
   const auto want = brute_pairs<TypeParam>(std::span<const B>(scene.boxes()));
   ASSERT_FALSE(want.empty());
   EXPECT_EQ(hhg::all_pairs(adaptive, std::span<const B>(scene.boxes())), want);
@@ -114,7 +116,7 @@ TYPED_TEST(AdaptiveFactor, CrowdedSmallObjectsKeepTheirOwnLevel) {
     bs.push_back(b);
   }
   TypeParam m;
-  m.set_tuning(estimate_always());
+  m.set_tuning(bulk_always());
   EXPECT_EQ(hhg::all_pairs(m, std::span<const B>(bs)), brute_pairs<TypeParam>(std::span<const B>(bs)));
   EXPECT_EQ(m.path_counts().ladders_estimated, 1u);
   const std::vector<double> cells = cell_sizes(m);
@@ -125,9 +127,9 @@ TYPED_TEST(AdaptiveFactor, CrowdedSmallObjectsKeepTheirOwnLevel) {
 
 // After a batch that chose a wider ladder, objects far smaller than the
 // batch's get levels hierarchy_factor apart below it; the pairs stay exact.
-// A cleared structure, a batch below adaptive_min_batch, and
-// adaptive_factor = false keep the configured factor everywhere.
-TYPED_TEST(AdaptiveFactor, OutsideTheBatchClearedSmallOrOffKeepTheFactor) {
+// A cleared structure and adaptive_factor = false keep the configured
+// factor everywhere.
+TYPED_TEST(AdaptiveFactor, OutsideTheBatchClearedOrOffKeepTheFactor) {
   constexpr int D = TypeParam::dimension;
   using T = typename TypeParam::scalar;
   using B = hhg::box<D, T>;
@@ -142,7 +144,7 @@ TYPED_TEST(AdaptiveFactor, OutsideTheBatchClearedSmallOrOffKeepTheFactor) {
   auto near = [](double a, double b) { return std::fabs(a / b - 1) < 1e-9; };
   {
     TypeParam m;
-    m.set_tuning(estimate_always());
+    m.set_tuning(bulk_always());
     std::vector<handle> hs = m.insert(std::span<const B>(bs));
     const std::vector<double> batch_cells = cell_sizes(m);
     bool wider = false;
@@ -180,16 +182,97 @@ TYPED_TEST(AdaptiveFactor, OutsideTheBatchClearedSmallOrOffKeepTheFactor) {
   }
   hhg::config off;
   off.adaptive_factor = false;
-  for (const bool small : {true, false}) {
-    TypeParam m(small ? hhg::config{} : off);
-    hhg::detail::tuning t = estimate_always();
-    if (small) t.adaptive_min_batch = scene.boxes().size() + 1;
-    m.set_tuning(t);
-    EXPECT_EQ(hhg::all_pairs(m, std::span<const B>(scene.boxes())),
-              brute_pairs<TypeParam>(std::span<const B>(scene.boxes())));
-    EXPECT_EQ(m.path_counts().ladders_estimated, 0u);
-    for (double x : ratios(cell_sizes(m))) EXPECT_TRUE(near(x, f)) << x;
+  TypeParam m(off);
+  m.set_tuning(bulk_always());
+  EXPECT_EQ(hhg::all_pairs(m, std::span<const B>(scene.boxes())),
+            brute_pairs<TypeParam>(std::span<const B>(scene.boxes())));
+  EXPECT_EQ(m.path_counts().ladders_estimated, 0u);
+  ASSERT_GE(cell_sizes(m).size(), 2u);
+  for (double x : ratios(cell_sizes(m))) EXPECT_TRUE(near(x, f)) << x;
+}
+
+// With the default tuning, a batch of a few hundred objects (and one just
+// past activation_threshold) estimates its ladder as a large one does:
+// log-uniform sizes share fewer levels than with the factor fixed, and the
+// pairs are exact.
+TYPED_TEST(AdaptiveFactor, SmallBatchesEstimateTheirLadder) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  using B = hhg::box<D, T>;
+  for (const std::size_t n : {std::size_t{hhg::config{}.activation_threshold + 8}, std::size_t{400}}) {
+    SCOPED_TRACE(n);
+    hhg::scenes::thesis_scenario<D, T> scene(hhg::scenes::named_scenario_params("log-uniform", n, 11));
+    hhg::config fixed_cfg;
+    fixed_cfg.adaptive_factor = false;
+    TypeParam adaptive, fixed(fixed_cfg);
+    const auto want = brute_pairs<TypeParam>(std::span<const B>(scene.boxes()));
+    EXPECT_EQ(hhg::all_pairs(adaptive, std::span<const B>(scene.boxes())), want);
+    EXPECT_EQ(hhg::all_pairs(fixed, std::span<const B>(scene.boxes())), want);
+    EXPECT_EQ(adaptive.path_counts().ladders_estimated, 1u);
+    EXPECT_LT(adaptive.stats().grids.size(), fixed.stats().grids.size());
+    EXPECT_NO_THROW(adaptive.validate());
   }
+}
+
+// The estimate itself (levels.hpp): every factor f0 * 2^k up to one level
+// is listed; a ladder whose shared cells were not counted (cell_pairs
+// +inf) costs, without them, at least the cheapest counted one, so
+// factor_for's choice is the one counting every ladder would make. On
+// log-uniform sizes only the one-level ladder is counted; on small cubes
+// crowded around large ones the finer ladders are counted too.
+TEST(LevelChoice, CountsOnlyTheLaddersThatCanWin) {
+  using L = hhg::detail::level_choice<3, double>;
+  using B = hhg::box<3, double>;
+  auto check = [](const std::vector<B>& bs, std::size_t want_counted_min, std::size_t want_counted_max) {
+    std::vector<double> effs;
+    for (const B& b : bs) effs.push_back(hhg::detail::grid_types<3, double>::effective_size(b));
+    const double f0 = hhg::config{}.hierarchy_factor;
+    const double c0 = L::anchor_cell(f0, bs, effs);
+    ASSERT_GT(c0, 0);
+    const std::vector<L::estimate> es = L::estimates(f0, c0, bs, effs);
+    ASSERT_GE(es.size(), 2u);
+    EXPECT_EQ(es.back().levels, 1);
+    double least = std::numeric_limits<double>::infinity(), factor = 0;
+    std::size_t counted = 0;
+    for (std::size_t i = 0; i < es.size(); ++i) {
+      EXPECT_DOUBLE_EQ(es[i].factor, f0 * std::exp2(static_cast<double>(i)));
+      if (std::isfinite(es[i].cell_pairs)) {
+        ++counted;
+        if (es[i].cost() < least) {
+          least = es[i].cost();
+          factor = es[i].factor;
+        }
+      }
+    }
+    for (const L::estimate& e : es) {
+      if (std::isfinite(e.cell_pairs)) continue;
+      EXPECT_GE(L::kAcrossCost * e.across + L::kLevelCost * (e.nonempty - 1), least);
+    }
+    EXPECT_GE(counted, want_counted_min);
+    EXPECT_LE(counted, want_counted_max);
+    EXPECT_EQ(L::factor_for(f0, c0, bs, effs).factor, factor);
+  };
+  hhg::scenes::thesis_scenario<3, double> scene(hhg::scenes::named_scenario_params("log-uniform", 3000, 2));
+  check(scene.boxes(), 1, 1);
+  hhg::scenes::rng r(5);
+  std::vector<B> crowded;
+  for (int i = 0; i < 6000; ++i) {
+    B b;
+    for (int a = 0; a < 3; ++a) {
+      b.min[a] = r.uniform(0, 20);
+      b.max[a] = b.min[a] + 1;
+    }
+    crowded.push_back(b);
+  }
+  for (int i = 0; i < 40; ++i) {
+    B b;
+    for (int a = 0; a < 3; ++a) {
+      b.min[a] = r.uniform(0, 20);
+      b.max[a] = b.min[a] + 60;
+    }
+    crowded.push_back(b);
+  }
+  check(crowded, 2, 64);
 }
 
 // Every zoo scene (wide size ratios, far from the origin, touching,
@@ -203,7 +286,7 @@ TYPED_TEST(AdaptiveFactor, ZooExactWithTheEstimateForced) {
     SCOPED_TRACE(hhg::scenes::to_string(z));
     std::vector<B> bs = hhg::scenes::make_zoo_scene<D, T>(z, 900, 9);
     TypeParam m;
-    m.set_tuning(estimate_always());
+    m.set_tuning(bulk_always());
     const std::vector<handle> hs = m.insert(std::span<const B>(bs));
     std::vector<handle_pair> found;
     auto check = [&] {

@@ -144,7 +144,9 @@ TYPED_TEST(OneShot, ManyLevelsTouchingZeroSizeIntoEmptyAndNonEmpty) {
     unbounded.max[a] = a == 0 ? std::numeric_limits<T>::infinity() : T(1);
   }
   first.push_back(unbounded);
-  TypeParam m;
+  hhg::config fixed;  // (every level the factor apart: a batch's estimate would put these in one level)
+  fixed.adaptive_factor = false;
+  TypeParam m(fixed);
   m.set_tuning(small_bulk());
   std::vector<handle> hs = m.insert(std::span<const hhg::box<D, T>>(first));
   std::vector<handle_pair> found;

@@ -186,7 +186,9 @@ struct path_case {
 
 hhg::detail::path_counters run_paths(const path_case& pc) {
   scene sc(11, 1500);
-  hhg::hash_grids<3, double> g;
+  hhg::config fixed;  // every level the factor apart: three levels (the batch's estimate would choose one)
+  fixed.adaptive_factor = false;
+  hhg::hash_grids<3, double> g(fixed);
   g.set_tuning(pc.tune);
   hhg::thread_pool pool(pc.threads);
   g.set_executor(&pool);

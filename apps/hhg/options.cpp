@@ -93,9 +93,10 @@ void add_grid_options(CLI::App* sub, grid_options& g) {
       ->capture_default_str()
       ->check(CLI::IsMember({"every-axis", "by-occupancy"}))
       ->group(group);
-  sub->add_flag("--fixed-factor", g.fixed_factor,
-                "Every level --factor apart (default: a batch of 65536 boxes or more may space the levels it spans "
-                "wider, from an estimate of the detection's cost)")
+  sub->add_flag(
+         "--fixed-factor", g.fixed_factor,
+         "Every level --factor apart (default: a batch of boxes that activates the grids may space the levels it spans "
+         "wider, from an estimate of the detection's cost)")
       ->group(group);
 }
 

@@ -46,12 +46,13 @@ struct config {
   /// cells, and at 10^6 objects fewer levels win (sizes uniform over a factor
   /// 12: 369 -> 230 ms a step; log-uniform over 1 to 1000: 889 -> 532 ms;
   /// equal sizes: one level either way). With adaptive_factor, the smallest
-  /// ratio: a large batch may get a larger one. docs/hash_grids.md, Levels.
+  /// ratio: a batch may get a larger one. docs/hash_grids.md, Levels.
   double hierarchy_factor = 4.0;
 
-  /// Default true. When one insert of a span of at least 65536 boxes
-  /// activates the grids (all_pairs and `hhg pairs` do), the levels that the
-  /// batch's sizes span are hierarchy_factor times a power of two apart: the
+  /// Default true. When one insert of a span of boxes activates the grids
+  /// (takes the structure past activation_threshold objects; all_pairs and
+  /// `hhg pairs` do), the levels that the batch's sizes span are
+  /// hierarchy_factor times a power of two apart: the
   /// one with the least detection cost estimated on a sample of the batch
   /// (an object pays a walk per coarser level; objects sharing a cell pay a
   /// test per pair). Sizes uniform over 1 to 12 then share one level (177 ->

@@ -82,7 +82,7 @@ struct level_choice {
   // sizes log-uniform over 1..1000, f = 4 (5 levels) 460, chosen 1024 (one
   // level) 131; sizes uniform over 1..12, f = 4 (2 levels) 177, chosen 16
   // (one level) 126; equal cubes: one level either way.
-  static constexpr std::size_t kSample = 4096;
+  static constexpr std::size_t kSample = 4096, kSampleMin = 256;
   static constexpr double kAcrossCost = 148, kCellPairCost = 1.35, kLevelCost = 41;
 
   struct estimate {
@@ -92,75 +92,108 @@ struct level_choice {
     double cost() const { return kAcrossCost * across + kCellPairCost * cell_pairs + kLevelCost * (nonempty - 1); }
   };
 
-  // (effs as for anchor_cell)
+  // (effs as for anchor_cell) One estimate per factor, finest first; empty
+  // when there is nothing to choose (the configured factor already puts
+  // every sampled object in one level). The shared cells are counted only
+  // for a ladder that can still win, coarsest first: a ladder whose other
+  // terms alone cost more than one already counted keeps cell_pairs = +inf
+  // (pairs are never negative, so the choice is the exhaustive one). On the
+  // benchmark's scenes only the one-level ladder is counted; the rest costs
+  // one logarithm a sampled object and a few instructions a factor, so a
+  // batch of any size can afford the estimate.
   static std::vector<estimate> estimates(double f0, double c0, std::span<const box_t> bs,
                                          std::span<const double> effs) {
     std::vector<estimate> out;
     if (!(c0 > 0) || bs.empty()) return out;
     struct point {
-      double eff;
-      std::array<double, D> lo;
+      double depth;              // log2(c0 / size): how far below the anchor (+inf: no size)
+      std::array<double, D> lo;  // the lower corner in units of c0
     };
+    // an eighth of the batch, at least kSampleMin and at most kSample objects, evenly spaced
+    const std::size_t want = std::clamp(bs.size() / 8, kSampleMin, kSample);
+    const std::size_t step = (bs.size() + want - 1) / want;
     std::vector<point> sample;
-    const std::size_t step = bs.size() / kSample + 1;
+    sample.reserve(bs.size() / step + 1);
     double smallest = c0;
     for (std::size_t i = 0; i < bs.size(); i += step) {
       const double eff = effs[i];
       if (!std::isfinite(eff)) continue;  // (also a box not bounded: kept apart, no level)
-      point p{eff, {}};
-      for (int a = 0; a < D; ++a) p.lo[a] = static_cast<double>(bs[i].min[a]);
+      point p{eff > 0 ? std::log2(c0 / eff) : std::numeric_limits<double>::infinity(), {}};
+      for (int a = 0; a < D; ++a) p.lo[a] = static_cast<double>(bs[i].min[a]) / c0;
       sample.push_back(p);
       if (eff > 0) smallest = std::min(smallest, eff);
     }
     if (sample.empty()) return out;
     const double n = static_cast<double>(sample.size());
     const double p = n / static_cast<double>(bs.size());
-    std::vector<std::uint64_t> keys(sample.size());
+    // level i holds [c0 / f^(i+1), c0 / f^i): the first i with depth <= (i + 1) log2(f)
+    auto level_of = [](const point& pt, double log2f, int levels) {
+      const double q = std::min(pt.depth / log2f, 64.0);
+      const int t = static_cast<int>(q);
+      return std::clamp(q > t ? t : t - 1, 0, levels - 1);
+    };
     std::vector<std::size_t> per_level;
     for (double f = f0; std::isfinite(f); f *= 2) {
-      // level i holds [c0 / f^(i+1), c0 / f^i), the divisions done as grid_for does them
       int levels = 1;
-      double floor = c0 / f;
+      double floor = c0 / f;  // (divided as grid_for divides it)
       while (smallest < floor && levels < 64) {
         floor /= f;
         ++levels;
       }
+      if (levels == 1 && out.empty()) return out;
       per_level.assign(static_cast<std::size_t>(levels), 0);
-      for (std::size_t k = 0; k < sample.size(); ++k) {
-        const point& pt = sample[k];
-        int i = 0;
-        double cell = c0, lower = c0 / f;
-        while ((pt.eff < lower || pt.eff <= 0) && i < levels - 1) {
-          cell = lower;
-          lower /= f;
-          ++i;
-        }
-        ++per_level[static_cast<std::size_t>(i)];
-        std::uint64_t h = static_cast<std::uint64_t>(i) * 0x9E3779B97F4A7C15ull;
-        for (int a = 0; a < D; ++a) {
-          const double c = std::clamp(std::floor(pt.lo[a] / cell), -0x1p62, 0x1p62);
-          h = (h ^ static_cast<std::uint64_t>(static_cast<std::int64_t>(c))) * 0xff51afd7ed558ccdull;
-          h ^= h >> 32;
-        }
-        keys[k] = h;
-      }
-      std::sort(keys.begin(), keys.end());
-      double shared = 0;  // pairs of sampled objects in one cell of one level
-      for (std::size_t k = 0; k < keys.size();) {
-        std::size_t e = k + 1;
-        while (e < keys.size() && keys[e] == keys[k]) ++e;
-        const double g = static_cast<double>(e - k);
-        shared += g * (g - 1) / 2;
-        k = e;
-      }
+      const double log2f = std::log2(f);
+      for (const point& pt : sample) ++per_level[static_cast<std::size_t>(level_of(pt, log2f, levels))];
       double across = 0;  // objects times the coarser levels holding objects
       int nonempty = 0;
       for (std::size_t m : per_level) {
         across += static_cast<double>(m) * nonempty;
         nonempty += m != 0;
       }
-      out.push_back({f, floor, across / n, shared / (p * n), levels, nonempty});
+      out.push_back({f, floor, across / n, std::numeric_limits<double>::infinity(), levels, nonempty});
       if (levels == 1) break;
+    }
+    // the shared cells: open addressing, at most half full
+    struct counted {
+      std::uint64_t key;
+      std::uint32_t count;  // 0: free
+    };
+    int bits = 1;
+    while ((std::size_t{1} << bits) < 2 * sample.size()) ++bits;
+    std::vector<counted> table(std::size_t{1} << bits);
+    double least = std::numeric_limits<double>::infinity();
+    for (auto e = out.rbegin(); e != out.rend(); ++e) {
+      if (kAcrossCost * e->across + kLevelCost * (e->nonempty - 1) >= least) continue;  // cannot win
+      std::array<double, 64> scale;  // f^i: level i's cell in units of c0 is 1 / f^i
+      scale[0] = 1;
+      for (std::size_t i = 1; i < static_cast<std::size_t>(e->levels); ++i) scale[i] = scale[i - 1] * e->factor;
+      std::fill(table.begin(), table.end(), counted{0, 0});
+      double shared = 0;  // pairs of sampled objects in one cell of one level
+      const double log2f = std::log2(e->factor);
+      for (const point& pt : sample) {
+        const int i = level_of(pt, log2f, e->levels);
+        std::uint64_t h = static_cast<std::uint64_t>(i) * 0x9E3779B97F4A7C15ull;
+        for (int a = 0; a < D; ++a) {
+          const double x = std::clamp(pt.lo[a] * scale[static_cast<std::size_t>(i)], -0x1p62, 0x1p62);
+          std::int64_t c = static_cast<std::int64_t>(x);
+          c -= x < static_cast<double>(c);  // (rounded down)
+          h = (h ^ static_cast<std::uint64_t>(c)) * 0xff51afd7ed558ccdull;
+          h ^= h >> 32;
+        }
+        for (std::size_t k = h >> (64 - bits);; k = (k + 1) & (table.size() - 1)) {
+          counted& slot = table[k];
+          if (slot.count == 0) {
+            slot = {h, 1};
+            break;
+          }
+          if (slot.key == h) {
+            shared += slot.count++;
+            break;
+          }
+        }
+      }
+      e->cell_pairs = shared / (p * n);
+      least = std::min(least, e->cost());
     }
     return out;
   }

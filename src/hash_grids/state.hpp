@@ -441,13 +441,13 @@ struct hash_grids_state : grid_types<D, T> {
   // whole; the objects present at activation are only a sample, and a larger
   // object of the batch would make a level f times coarser): the first
   // level's cell size (anchor_hint, used by activate) and, with
-  // cfg.adaptive_factor and a batch of at least tune.adaptive_min_batch
-  // objects, the factor of the levels the batch spans (levels.hpp).
+  // cfg.adaptive_factor, the factor of the levels the batch spans
+  // (levels.hpp).
   // (effs: the boxes' effective sizes)
   void plan_ladder(std::span<const box_t> bs, std::span<const double> effs) {
     using L = level_choice<D, T>;
     anchor_hint = L::anchor_cell(cfg.hierarchy_factor, bs, effs);
-    if (!cfg.adaptive_factor || !(anchor_hint > 0) || bs.size() < tune.adaptive_min_batch) return;
+    if (!cfg.adaptive_factor || !(anchor_hint > 0)) return;
     const auto [f, floor] = L::factor_for(cfg.hierarchy_factor, anchor_hint, bs, effs);
     ++paths.ladders_estimated;
     ladder_f = f;

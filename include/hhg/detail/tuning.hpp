@@ -30,8 +30,6 @@ struct tuning {
   std::size_t bulk_rows_min = 4096;       // a smaller one is only when the last detection found dense rows
   std::size_t bulk_changed_ratio = 1000;  // bulk move when >= 1/1000 of the last batch changed cell (docs: Batch moves)
   std::size_t chunk_moves = 16384;        // moves of a bulk-move chunk
-  // levels
-  std::size_t adaptive_min_batch = 65536;  // a smaller batch activating the grids keeps config::hierarchy_factor
 };
 
 // How often each path ran (since construction or the last reset); tests
