@@ -83,6 +83,7 @@ struct level_choice {
   // level) 131; sizes uniform over 1..12, f = 4 (2 levels) 177, chosen 16
   // (one level) 126; equal cubes: one level either way.
   static constexpr std::size_t kSample = 4096, kSampleMin = 256;
+  static constexpr int kLadders = 64;
   static constexpr double kAcrossCost = 148, kCellPairCost = 1.35, kLevelCost = 41;
 
   struct estimate {
@@ -92,7 +93,8 @@ struct level_choice {
     double cost() const { return kAcrossCost * across + kCellPairCost * cell_pairs + kLevelCost * (nonempty - 1); }
   };
 
-  // (effs as for anchor_cell) One estimate per factor, finest first; empty
+  // (effs as for anchor_cell) One estimate per factor f0 * 2^k, k < kLadders,
+  // finest first, up to the one that puts every sampled object in one level; empty
   // when there is nothing to choose (the configured factor already puts
   // every sampled object in one level). The shared cells are counted only
   // for a ladder that can still win, coarsest first: a ladder whose other
@@ -133,7 +135,10 @@ struct level_choice {
       return std::clamp(q > t ? t : t - 1, 0, levels - 1);
     };
     std::vector<std::size_t> per_level;
-    for (double f = f0; std::isfinite(f); f *= 2) {
+    // (at most kLadders of them: sizes over more octaves than a double spans
+    // never reach one level, and f0 * 2^63 is already a ladder of no use)
+    double f = f0;
+    for (int k = 0; k < kLadders && std::isfinite(f); ++k, f *= 2) {
       int levels = 1;
       double floor = c0 / f;  // (divided as grid_for divides it)
       while (smallest < floor && levels < 64) {
@@ -174,7 +179,8 @@ struct level_choice {
         const int i = level_of(pt, log2f, e->levels);
         std::uint64_t h = static_cast<std::uint64_t>(i) * 0x9E3779B97F4A7C15ull;
         for (int a = 0; a < D; ++a) {
-          const double x = std::clamp(pt.lo[a] * scale[static_cast<std::size_t>(i)], -0x1p62, 0x1p62);
+          double x = pt.lo[a] * scale[static_cast<std::size_t>(i)];  // (f^i may overflow: x inf or NaN)
+          x = !(x >= -0x1p62) ? -0x1p62 : x > 0x1p62 ? 0x1p62 : x;
           std::int64_t c = static_cast<std::int64_t>(x);
           c -= x < static_cast<double>(c);  // (rounded down)
           h = (h ^ static_cast<std::uint64_t>(c)) * 0xff51afd7ed558ccdull;
