@@ -256,23 +256,20 @@ TEST(LevelChoice, CountsOnlyTheLaddersThatCanWin) {
   hhg::scenes::thesis_scenario<3, double> scene(hhg::scenes::named_scenario_params("log-uniform", 3000, 2));
   check(scene.boxes(), 1, 1);
   hhg::scenes::rng r(5);
+  // count cubes of edge `edge`, lower corners uniform in [0, span * edge) per axis, appended to bs
+  auto cubes = [&r](std::vector<B>& bs, int count, double span, double edge) {
+    for (int i = 0; i < count; ++i) {
+      B b;
+      for (int a = 0; a < 3; ++a) {
+        b.min[a] = r.uniform(0, span) * edge;
+        b.max[a] = b.min[a] + edge;
+      }
+      bs.push_back(b);
+    }
+  };
   std::vector<B> crowded;
-  for (int i = 0; i < 6000; ++i) {
-    B b;
-    for (int a = 0; a < 3; ++a) {
-      b.min[a] = r.uniform(0, 20);
-      b.max[a] = b.min[a] + 1;
-    }
-    crowded.push_back(b);
-  }
-  for (int i = 0; i < 40; ++i) {
-    B b;
-    for (int a = 0; a < 3; ++a) {
-      b.min[a] = r.uniform(0, 20);
-      b.max[a] = b.min[a] + 60;
-    }
-    crowded.push_back(b);
-  }
+  cubes(crowded, 6000, 20, 1);  // unit cubes, densely
+  cubes(crowded, 40, 1.0 / 3, 60);
   check(crowded, 2, 64);
   // Tiny boxes crowded near the origin and a few huge ones, sizes 2^-880 and
   // 2^880: no factor a double holds puts them in one level, so the ladders
@@ -280,24 +277,8 @@ TEST(LevelChoice, CountsOnlyTheLaddersThatCanWin) {
   // is below what a double holds in units of the anchor (f^(levels-1)
   // overflows), and the batch's pairs are exact.
   std::vector<B> extreme;
-  for (int i = 0; i < 3000; ++i) {
-    B b;
-    const double s = std::ldexp(1.0, -880);
-    for (int a = 0; a < 3; ++a) {
-      b.min[a] = r.uniform(0, 30) * s;
-      b.max[a] = b.min[a] + s;
-    }
-    extreme.push_back(b);
-  }
-  for (int i = 0; i < 20; ++i) {
-    B b;
-    const double s = std::ldexp(1.0, 880);
-    for (int a = 0; a < 3; ++a) {
-      b.min[a] = r.uniform(0, 3) * s;
-      b.max[a] = b.min[a] + s;
-    }
-    extreme.push_back(b);
-  }
+  cubes(extreme, 3000, 30, std::ldexp(1.0, -880));
+  cubes(extreme, 20, 3, std::ldexp(1.0, 880));
   check(extreme, 2, L::kLadders);
   {
     std::vector<double> effs;
