@@ -324,17 +324,18 @@ struct grid_walks : grid_types<D, T> {
         // cell reaches, as byte offsets into the pool (eight at a time, no
         // branches), after room for the cell's own objects (test_cell reads
         // those from the cell); then one loop tests them all (test_cell).
-        std::uint32_t* out = w.gathered.data() + n;
+        // (the lengths first, so that the room is checked once a cell, not
+        // once a stretch)
+        std::array<std::uint32_t, 1 + 4 * kRows> lens;
+        std::size_t room = n + 8;
         for (std::size_t s = 0; s < ns; ++s) {
-          const std::uint32_t lo = sp[s].lo;
-          const std::uint32_t len = (sp[s].hi - lo) & (0u - ((own >> sp[s].need) & 1u));
-          const std::size_t at = static_cast<std::size_t>(out - w.gathered.data());
-          if (at + len + 8 > w.gathered.size()) [[unlikely]] {
-            w.gathered.resize(2 * (at + len + 8));
-            out = w.gathered.data() + at;
-          }
-          W::gather_offsets(out, lo, len);
+          lens[s] = (sp[s].hi - sp[s].lo) & (0u - ((own >> sp[s].need) & 1u));
+          room += lens[s];
         }
+        if (room > w.gathered.size()) [[unlikely]]
+          w.gathered.resize(2 * room);
+        std::uint32_t* out = w.gathered.data() + n;
+        for (std::size_t s = 0; s < ns; ++s) W::gather_offsets(out, sp[s].lo, lens[s]);
         const auto total = static_cast<std::uint32_t>(out - w.gathered.data());
         // every test writes its pair to found, and a hit keeps it: no
         // branch on the outcome
