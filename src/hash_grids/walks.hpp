@@ -173,13 +173,18 @@ struct grid_walks : grid_types<D, T> {
     for_rows(g, cv, p, part, [&](row_info r) {
       if (job.uniform || r.pos != npos) {
         r.pos = static_cast<std::uint32_t>(at - job.row_pos.data());
-        std::size_t c = r.first;
         const std::int64_t x0 = job.uniform ? std::int64_t{job.xlo} - 1 : r.xmin;
         const std::int64_t x1 = job.uniform ? x0 + job.width : std::int64_t{r.xmax} + 2;
-        for (std::int64_t x = x0; x < x1; ++x) {
-          while (c < r.end && (cv.code(c) & mx) < x) ++c;
-          *at++ = start_of(c);
+        // (filled by runs, cell by cell: the x up to a cell's own have it
+        // first; per x, the search and start_of cost ~24 instructions,
+        // 2.7 % of Terdiman's 10^4 one-shot, whose rows span 4 times their cells)
+        std::int64_t x = x0;
+        for (std::size_t c = r.first; c < r.end; ++c) {
+          const occupied_cell& oc = cv.at(c);
+          const std::int64_t cx = oc.cell & mx;
+          for (; x <= cx; ++x) *at++ = oc.block;
         }
+        for (const std::uint32_t end = start_of(r.end); x < x1; ++x) *at++ = end;
       }
       *to++ = r;
     });
