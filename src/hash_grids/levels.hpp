@@ -32,7 +32,7 @@ struct level_choice {
   // sqrt(2) x largest against this: P. Terdiman's data 14.1 M, 27.5 -> 8.9 M,
   // 22.5; sizes x12 (`varied`) 2.9 M, 15.9 -> 1.9 M, 10.7; 10x1x1 boxes
   // 19.9 M, 28.7 -> 9.9 M, 14.2; equal cubes 5.8 -> 5.8. Typical: the median
-  // over up to 4096 evenly spaced objects. 0 when no box is bounded with a
+  // over the sample of estimates (sample_step). 0 when no box is bounded with a
   // finite size.
   // effs[i]: effective_size(bs[i]) (infinite for a box not bounded).
   static double anchor_cell(double f, std::span<const box_t> bs, std::span<const double> effs) {
@@ -41,7 +41,7 @@ struct level_choice {
       if (std::isfinite(eff)) top = std::max(top, eff);
     if (!(top > 0) || !std::isfinite(top * 2)) return 0;
     std::vector<double> near;  // the sampled mean edges of the objects within a factor f of the top
-    const std::size_t step = bs.size() / 4096 + 1;
+    const std::size_t step = sample_step(bs.size());
     for (std::size_t i = 0; i < bs.size(); i += step) {
       const double eff = effs[i];
       if (!std::isfinite(eff) || !(eff * f > top)) continue;
@@ -83,6 +83,14 @@ struct level_choice {
   // level) 131; sizes uniform over 1..12, f = 4 (2 levels) 177, chosen 16
   // (one level) 126; equal cubes: one level either way.
   static constexpr std::size_t kSample = 4096, kSampleMin = 256;
+  // The samples (here and in anchor_cell): every step-th object, an eighth
+  // of the batch, at least kSampleMin and at most kSample objects. (The
+  // anchor's median over up to 4096 objects was 1.7 % of the time of
+  // Terdiman's 10^4 one-shot, in nth_element.)
+  static std::size_t sample_step(std::size_t n) {
+    const std::size_t want = std::clamp(n / 8, kSampleMin, kSample);
+    return std::max<std::size_t>((n + want - 1) / want, 1);
+  }
   static constexpr int kLadders = 64;
   static constexpr double kAcrossCost = 148, kCellPairCost = 1.35, kLevelCost = 41;
 
@@ -111,9 +119,7 @@ struct level_choice {
       double depth;              // log2(c0 / size): how far below the anchor (+inf: no size)
       std::array<double, D> lo;  // the lower corner in units of c0
     };
-    // an eighth of the batch, at least kSampleMin and at most kSample objects, evenly spaced
-    const std::size_t want = std::clamp(bs.size() / 8, kSampleMin, kSample);
-    const std::size_t step = (bs.size() + want - 1) / want;
+    const std::size_t step = sample_step(bs.size());
     std::vector<point> sample;
     sample.reserve(bs.size() / step + 1);
     double smallest = c0;
