@@ -507,12 +507,13 @@ TEST(OutOfMemory, BulkBatchMoveFailureChangesNothing) {
 }
 
 // insert(span) through the bulk insert (which appends the new handles to the
-// vector it returns): into an empty structure (the first 33 boxes activate
-// the grids one by one, the rest are laid out in bulk) and into an active one
-// (all in bulk). With each allocation failing in turn, the batch throws
-// std::bad_alloc and the structure is as before: the stored objects, their
-// boxes and pairs, and no other object (size); then it completes with
-// handles in the order of the boxes and the pairs of brute force.
+// vector it returns): into an empty structure (activated with no object,
+// every box laid out in bulk) and into an active one (all in bulk). With
+// each allocation failing in turn, the batch throws std::bad_alloc and the
+// structure is as before: the stored objects, their boxes and pairs, and no
+// other object (size); the empty one still inactive, with no level; then it
+// completes with handles in the order of the boxes and the pairs of brute
+// force.
 TEST(OutOfMemory, BulkInsertFailureChangesNothing) {
   using B = box<3, double>;
   const auto first = hhg::scenes::make_zoo_scene<3, double>(hhg::scenes::zoo::mixed, 300, 11);
@@ -542,9 +543,14 @@ TEST(OutOfMemory, BulkInsertFailureChangesNothing) {
       ASSERT_NO_THROW(m.validate()) << "allocation " << k;
       if (failed) {
         ASSERT_TRUE(observe(m, hs) == before) << (empty ? "empty" : "active") << ": allocation " << k;
+        if (empty) {
+          ASSERT_FALSE(m.stats().grids_active) << "allocation " << k;
+          ASSERT_TRUE(m.stats().grids.empty()) << "allocation " << k;
+        }
         continue;
       }
       EXPECT_EQ(m.path_counts().bulk_inserts, bulk_before + 1) << "the bulk path ran";
+      EXPECT_EQ(m.path_counts().bulk_activations, empty ? 1u : 0u);
       ASSERT_EQ(got.size(), batch.size());
       std::vector<B> all = empty ? std::vector<B>{} : first;
       all.insert(all.end(), batch.begin(), batch.end());

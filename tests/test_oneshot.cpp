@@ -93,6 +93,52 @@ TYPED_TEST(OneShot, TerdimanDataExactAndAnchored) {
   }
 }
 
+// insert(span) into an empty structure activates the grids with no object
+// and lays out the whole batch in bulk (bulk_activations): handles in the
+// order of the boxes, every pair. A batch below bulk_min, or a structure
+// that already holds objects, activates as before (the first
+// activation_threshold + 1 one by one).
+TYPED_TEST(OneShot, EmptyStructureLaysOutTheWholeBatch) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  const auto bs = terdiman_boxes<D, T>(5, 2000, D == 3 ? 1024 : 2048, 127, -2048.0);
+  {
+    TypeParam m;  // (default tuning: bulk_min 256)
+    const std::vector<handle> hs = m.insert(std::span<const hhg::box<D, T>>(bs));
+    EXPECT_EQ(m.path_counts().bulk_activations, 1u);
+    EXPECT_EQ(m.path_counts().bulk_inserts, 1u);
+    ASSERT_EQ(hs.size(), bs.size());
+    for (std::size_t i = 0; i < hs.size(); ++i) ASSERT_EQ(hs[i].index, i);
+    std::vector<handle_pair> out;
+    m.find_pairs(out);
+    EXPECT_EQ(as_indices(out, hs), brute(bs));
+    EXPECT_FALSE(out.empty());
+    EXPECT_NO_THROW(m.validate());
+  }
+  {
+    TypeParam m;  // fewer than bulk_min
+    const auto few = std::span<const hhg::box<D, T>>(bs).first(200);
+    const std::vector<handle> hs = m.insert(few);
+    EXPECT_EQ(m.path_counts().bulk_activations, 0u);
+    EXPECT_TRUE(m.stats().grids_active);
+    std::vector<handle_pair> out;
+    m.find_pairs(out);
+    EXPECT_EQ(as_indices(out, hs), brute(std::vector<hhg::box<D, T>>(few.begin(), few.end())));
+  }
+  {
+    TypeParam m;  // not empty
+    std::vector<handle> hs{m.insert(bs[0])};
+    const std::vector<handle> rest = m.insert(std::span<const hhg::box<D, T>>(bs).subspan(1));
+    hs.insert(hs.end(), rest.begin(), rest.end());
+    EXPECT_EQ(m.path_counts().bulk_activations, 0u);
+    EXPECT_EQ(m.path_counts().bulk_inserts, 1u);
+    std::vector<handle_pair> out;
+    m.find_pairs(out);
+    EXPECT_EQ(as_indices(out, hs), brute(bs));
+    EXPECT_NO_THROW(m.validate());
+  }
+}
+
 // The largest objects last in the batch (the objects present at activation,
 // the first ones, are smaller): no level coarser than the batch needs.
 TYPED_TEST(OneShot, LargestLastNoExtraLevel) {
