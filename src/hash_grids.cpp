@@ -614,8 +614,10 @@ std::vector<handle> hash_grids<D, T>::insert(std::span<const box_type> bs) {
   }
   if (s.count + bs.size() > (std::size_t{1} << 32) - 2) throw error(errc::capacity, "hhg: too many objects");
   std::vector<handle> out;
-  // Enough objects to activate the grids: the first ones one by one (up to
-  // activation), the rest laid out in one pass (bulk_insert).
+  // Enough objects to activate the grids: into an empty structure, the grids
+  // activated with no object and the whole batch laid out in one pass
+  // (below); else the first ones one by one (up to activation), the rest laid
+  // out in one pass (bulk_insert).
   std::size_t first = 0;
   bool activated_here = false;
   if (!s.active && s.count + bs.size() > s.cfg.activation_threshold) {
