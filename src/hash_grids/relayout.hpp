@@ -517,9 +517,16 @@ bool hash_grids_state<D, T>::bulk_insert(std::span<const box_t> bs, std::span<co
     for (; from_list < n && free_head != npos && !retired(free_head); ++from_list) out.push_back(new_slot());
     if (from_list < n) {
       const std::size_t s0 = slots.size(), o0 = out.size();
-      slots.resize(s0 + (n - from_list), slot{1u << 8 | kPlaceFree, 0, npos});
+      // (zeroed, then each slot's tag and position set in the handles' loop:
+      // resize with the slot as the value went through the stack per slot,
+      // a failed store forwarding each, 5 % of Terdiman's 10^4 one-shot)
+      slots.resize(s0 + (n - from_list));
       out.resize(o0 + (n - from_list));
-      for (std::size_t k = 0; k < n - from_list; ++k) out[o0 + k] = {static_cast<std::uint32_t>(s0 + k), 1u};
+      for (std::size_t k = 0; k < n - from_list; ++k) {
+        slots[s0 + k].tag = 1u << 8 | kPlaceFree;
+        slots[s0 + k].at = npos;
+        out[o0 + k] = {static_cast<std::uint32_t>(s0 + k), 1u};
+      }
     }
     // Each object's grid, found once here (the incoming counts size the
     // grids below) and read by bulk_move's first pass. An all-zero box
@@ -559,10 +566,11 @@ bool hash_grids_state<D, T>::bulk_insert(std::span<const box_t> bs, std::span<co
       for (std::size_t id = 0; id < incoming.size(); ++id)
         if (incoming[id] != 0 && total_for(grids[id], grids[id].objects + incoming[id]) != code_bits(grids[id]))
           wanted[id] = 1, any = true;
-      // Every stride-th box (about 2^12 of them: the extent, not every
-      // object, is wanted; with 2^16, every box of P. Terdiman's 10^5 was
-      // read, 1 ms of a 8.7 ms bulk insert), every box when a grid got fewer
-      // than 64 of its incoming objects that way.
+      // Every stride-th box, the levels' sample (sample_step: the extent,
+      // not every object, is wanted; with 2^16, every box of P. Terdiman's
+      // 10^5 was read, 1 ms of a 8.7 ms bulk insert; with 2^12, half of his
+      // 10^4, 2.7 % of that one-shot), every box when a grid got fewer than
+      // 64 of its incoming objects that way.
       auto measure = [&](std::size_t stride) {
         extents.assign(incoming.size(), axis_extent{});
         std::vector<std::size_t> seen(incoming.size(), 0);
@@ -578,7 +586,7 @@ bool hash_grids_state<D, T>::bulk_insert(std::span<const box_t> bs, std::span<co
           if (wanted[id] && seen[id] < std::min<std::size_t>(incoming[id], 64)) return false;
         return true;
       };
-      if (any && !measure(std::max<std::size_t>(1, n >> 12))) measure(1);
+      if (any && !measure(level_choice<D, T>::sample_step(n))) measure(1);
     }
     for (std::size_t id = 0; id < incoming.size(); ++id) {
       if (incoming[id] == 0) continue;
