@@ -37,9 +37,21 @@ struct level_choice {
   // finite size.
   // effs[i]: effective_size(bs[i]) (infinite for a box not bounded).
   static double anchor_cell(double f, std::span<const box_t> bs, std::span<const double> effs) {
-    double top = 0;
-    for (const double eff : effs)
-      if (std::isfinite(eff)) top = std::max(top, eff);
+    // The largest finite size, in four running maxima: one was a chain of
+    // dependent maxsd, 1.6 % of Terdiman's 10^4 one-shot (perf). (An
+    // effective size is never NaN: finite means below +inf.)
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    auto finite = [&](std::size_t i) { return effs[i] < inf ? effs[i] : 0.0; };
+    double t0 = 0, t1 = 0, t2 = 0, t3 = 0;
+    std::size_t k = 0;
+    for (; k + 4 <= effs.size(); k += 4) {
+      t0 = std::max(t0, finite(k));
+      t1 = std::max(t1, finite(k + 1));
+      t2 = std::max(t2, finite(k + 2));
+      t3 = std::max(t3, finite(k + 3));
+    }
+    for (; k < effs.size(); ++k) t0 = std::max(t0, finite(k));
+    const double top = std::max(std::max(t0, t1), std::max(t2, t3));
     if (!(top > 0) || !std::isfinite(top * 2)) return 0;
     std::vector<double> near;  // the sampled mean edges of the objects within a factor f of the top
     const std::size_t step = sample_step(bs.size());
