@@ -173,7 +173,9 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
   bulk_key* const direct = one_grid ? bulk_keys[0].data() : nullptr;
   // chunks on several workers share the words of `pending` (below)
   const bool shared = exec != nullptr && exec->workers() > 1 && nchunks > 1;
-  run_chunks(nchunks, [&](std::size_t c) {
+  // (Fresh: `fresh` at compile time; the checks and the old places of
+  // moved objects compiled out of a bulk insert's pass)
+  auto pass1 = [&]<bool Fresh>(std::size_t c) {
     const std::size_t lo = c * chunk, hi = std::min(n, lo + chunk);
     // counted here, stored once (neighbouring chunks' counters share cache lines)
     std::array<std::uint32_t, kMaxGrids> cnt{}, from{};
@@ -186,33 +188,34 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
       const char* ahead = reinterpret_cast<const char*>(bs.data() + std::min(i + 32, n));
       __builtin_prefetch(ahead);
       __builtin_prefetch(ahead + sizeof(box_t) - 1);
-      if (!fresh && !live(hs[i])) return void(failed[c] = 1);
+      if (!Fresh && !live(hs[i])) return void(failed[c] = 1);
       in_order &= hs[i].index == i && hs[i].generation == g0;
       const box_t& b = bs[i];
-      if (!fresh) {         // (insert(span) checked the new ones)
-        bool valid = true;  // false for NaN too
+      if constexpr (!Fresh) {  // (insert(span) checked the new ones)
+        bool valid = true;     // false for NaN too
         for (int a = 0; a < D; ++a) valid &= b.min[a] <= b.max[a];
         if (!valid) return void(failed[c] = 1);
       }
-      const std::uint32_t idx = hs[i].index;
-      const slot sl = slots[idx];
-      const std::uint32_t place = sl.place();
-      std::uint32_t gid = place;
-      if (fresh) {
+      std::uint32_t gid = 0, place = 0, old_cell = 0;
+      if constexpr (Fresh) {
         gid = fresh_grids[i];
       } else {
+        const slot sl = slots[hs[i].index];
+        place = sl.place();
+        old_cell = sl.cell;
+        gid = place;
         if (place >= kMaxGrids) return void(failed[c] = 1);
-        const double eff = effective_size(b);
+        const double eff = this->effective_size(b);
         if (std::isinf(eff)) return void(failed[c] = 1);  // (also every box with an infinite coordinate)
-        if (!fits(grids[gid], eff)) {
-          gid = existing_grid(eff);
+        if (!this->fits(grids[gid], eff)) {
+          gid = this->existing_grid(eff);
           if (gid == npos) return void(failed[c] = 1);  // a new level: one by one
         }
       }
-      const std::uint32_t code = cell_of(grids[gid], b);
-      changed += fresh || gid != place || code != sl.cell;
+      const std::uint32_t code = this->cell_of(grids[gid], b);
+      changed += Fresh || gid != place || code != old_cell;
       ++cnt[gid];
-      if (!fresh) ++from[place];
+      if constexpr (!Fresh) ++from[place];
       if (one_grid)
         direct[i] = {code, static_cast<std::uint32_t>(i)};
       else
@@ -222,7 +225,9 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
     slot_order[c] = in_order;
     std::copy_n(cnt.begin(), ngrids, counts.begin() + static_cast<std::ptrdiff_t>(c * ngrids));
     std::copy_n(from.begin(), ngrids, moved_from.begin() + static_cast<std::ptrdiff_t>(c * ngrids));
-  });
+  };
+  run_chunks(nchunks,
+             [&](std::size_t c) { fresh ? pass1.template operator()<true>(c) : pass1.template operator()<false>(c); });
   for (std::size_t c = 0; c < nchunks; ++c)
     if (failed[c]) return false;
   bool in_slot_order = true;
