@@ -94,6 +94,45 @@ struct grid_types {
       return r;
 #endif
     }
+    // A stored entry read once for the tests of several queries, and before
+    // any pair is written: the pairs are stored through char*, which may
+    // alias the entry, so an entry read through its reference was read again
+    // after every pair (test_cell: Terdiman's 10^4 one-shot 8-16 % faster
+    // with the coordinates in registers). Doubles with SSE2: in registers;
+    // otherwise the entry itself.
+#if defined(__SSE2__)
+    static constexpr bool kLoads = std::is_same_v<T, double>;
+#else
+    static constexpr bool kLoads = false;
+#endif
+    struct loaded_sse {
+#if defined(__SSE2__)
+      __m128d v[D];
+#endif
+    };
+    struct loaded_ref {
+      const entry* e;
+    };
+    using loaded = std::conditional_t<kLoads, loaded_sse, loaded_ref>;
+    static loaded load(const entry& b) {
+      if constexpr (kLoads) {
+        loaded l;
+        for (int k = 0; k < D; ++k) l.v[k] = _mm_loadu_pd(b.p.data() + 2 * k);
+        return l;
+      } else {
+        return loaded{&b};
+      }
+    }
+    std::size_t hit_bytes(const loaded& b) const {
+      if constexpr (kLoads) {
+        __m128d r = _mm_cmple_pd(b.v[0], _mm_load_pd(q.data()));
+        for (int k = 1; k < D; ++k) r = _mm_and_pd(r, _mm_cmple_pd(b.v[k], _mm_load_pd(q.data() + 2 * k)));
+        const auto m = static_cast<std::size_t>(_mm_movemask_pd(r));  // 3: a hit
+        return ((m + 1) << 2) & 16;
+      } else {
+        return hit_bytes(*b.e);
+      }
+    }
     // hits as 0 or sizeof(handle_pair), for advancing an output pointer
     // without a branch (in two instructions from the SSE mask)
     std::size_t hit_bytes(const entry& b) const {

@@ -76,8 +76,7 @@ struct alignas(64) detect_worker {  // (own cache lines: workers count every tes
     std::memcpy(&w, &e.id, sizeof w);
     return w;
   }
-  static void put_pair(char* to, std::uint64_t aid, const entry& b) {
-    const std::uint64_t bid = id_word(b);
+  static void put_pair(char* to, std::uint64_t aid, std::uint64_t bid) {
     std::memcpy(to, &aid, sizeof aid);
     std::memcpy(to + sizeof aid, &bid, sizeof bid);
   }
@@ -98,14 +97,18 @@ struct alignas(64) detect_worker {  // (own cache lines: workers count every tes
     }
     for (std::uint32_t i = 0; i < N; ++i)
       for (std::uint32_t j = i + 1; j < N; ++j) {
-        put_pair(to, ids[i], cell[j]);
-        to += qs[i].hit_bytes(cell[j]);
+        const std::size_t hit = qs[i].hit_bytes(cell[j]);
+        put_pair(to, ids[i], ids[j]);
+        to += hit;
       }
     for (std::uint32_t j = N; j < total; ++j) {
       const entry& b = *reinterpret_cast<const entry*>(base + ix[j]);
+      const auto lb = query::load(b);  // (read once, before any pair is written)
+      const std::uint64_t bid = id_word(b);
       for (std::uint32_t i = 0; i < N; ++i) {
-        put_pair(to, ids[i], b);
-        to += qs[i].hit_bytes(b);
+        const std::size_t hit = qs[i].hit_bytes(lb);
+        put_pair(to, ids[i], bid);
+        to += hit;
       }
     }
     return to;
@@ -122,8 +125,9 @@ struct alignas(64) detect_worker {  // (own cache lines: workers count every tes
       const query qa(cell[i]);
       const std::uint64_t aid = id_word(cell[i]);
       for (std::uint32_t j = 0; j < total; ++j) {
-        put_pair(to, aid, cs[j]);
-        to += qa.hit_bytes(cs[j]);
+        const std::size_t hit = qa.hit_bytes(cs[j]);  // (cs[j] read before the pair is written)
+        put_pair(to, aid, id_word(cs[j]));
+        to += hit;
       }
     }
     found_fill = static_cast<std::size_t>(reinterpret_cast<handle_pair*>(to) - fb);
