@@ -102,36 +102,39 @@ struct grid_types {
     // otherwise the entry itself.
 #if defined(__SSE2__)
     static constexpr bool kLoads = std::is_same_v<T, double>;
+    struct loaded_sse {
+      __m128d v[D];
+    };
 #else
     static constexpr bool kLoads = false;
+    struct loaded_sse {};
 #endif
-    struct loaded_sse {
-#if defined(__SSE2__)
-      __m128d v[D];
-#endif
-    };
     struct loaded_ref {
       const entry* e;
     };
     using loaded = std::conditional_t<kLoads, loaded_sse, loaded_ref>;
     static loaded load(const entry& b) {
+      loaded l;
+#if defined(__SSE2__)
       if constexpr (kLoads) {
-        loaded l;
         for (int k = 0; k < D; ++k) l.v[k] = _mm_loadu_pd(b.p.data() + 2 * k);
         return l;
-      } else {
-        return loaded{&b};
       }
+#endif
+      if constexpr (!kLoads) l.e = &b;
+      return l;
     }
     std::size_t hit_bytes(const loaded& b) const {
+#if defined(__SSE2__)
       if constexpr (kLoads) {
         __m128d r = _mm_cmple_pd(b.v[0], _mm_load_pd(q.data()));
         for (int k = 1; k < D; ++k) r = _mm_and_pd(r, _mm_cmple_pd(b.v[k], _mm_load_pd(q.data() + 2 * k)));
         const auto m = static_cast<std::size_t>(_mm_movemask_pd(r));  // 3: a hit
         return ((m + 1) << 2) & 16;
-      } else {
-        return hit_bytes(*b.e);
       }
+#endif
+      if constexpr (!kLoads) return hit_bytes(*b.e);
+      return 0;  // (not reached)
     }
     // hits as 0 or sizeof(handle_pair), for advancing an output pointer
     // without a branch (in two instructions from the SSE mask)
