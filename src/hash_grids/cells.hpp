@@ -98,39 +98,53 @@ struct grid_types {
     // any pair is written: the pairs are stored through char*, which may
     // alias the entry, so an entry read through its reference was read again
     // after every pair (test_cell: Terdiman's 10^4 one-shot 8-16 % faster
-    // with the coordinates in registers). Doubles with SSE2: in registers;
-    // otherwise the entry itself.
+    // with the coordinates in registers). With SSE2 in registers (the
+    // vectors hit_bytes compares); otherwise the entry itself.
 #if defined(__SSE2__)
-    static constexpr bool kLoads = std::is_same_v<T, double>;
-    struct loaded_sse {
+    static constexpr bool kDouble = std::is_same_v<T, double>;
+    static constexpr bool kLoads = kDouble || std::is_same_v<T, float>;
+    struct loaded_pd {
       __m128d v[D];
     };
+    struct loaded_ps {
+      __m128 v[D - 1];  // lanes 0-3, and 2-5 in 3D
+    };
 #else
-    static constexpr bool kLoads = false;
-    struct loaded_sse {};
+    static constexpr bool kDouble = false, kLoads = false;
+    struct loaded_pd {};
+    struct loaded_ps {};
 #endif
     struct loaded_ref {
       const entry* e;
     };
-    using loaded = std::conditional_t<kLoads, loaded_sse, loaded_ref>;
+    using loaded = std::conditional_t<kDouble, loaded_pd, std::conditional_t<kLoads, loaded_ps, loaded_ref>>;
     static loaded load(const entry& b) {
       loaded l;
 #if defined(__SSE2__)
-      if constexpr (kLoads) {
+      if constexpr (kDouble) {
         for (int k = 0; k < D; ++k) l.v[k] = _mm_loadu_pd(b.p.data() + 2 * k);
+        return l;
+      } else if constexpr (kLoads) {
+        for (int k = 0; k < D - 1; ++k) l.v[k] = _mm_loadu_ps(b.p.data() + 2 * k);
         return l;
       }
 #endif
       if constexpr (!kLoads) l.e = &b;
       return l;
     }
+    // hit_bytes (below) for a loaded entry
     std::size_t hit_bytes(const loaded& b) const {
 #if defined(__SSE2__)
-      if constexpr (kLoads) {
+      if constexpr (kDouble) {
         __m128d r = _mm_cmple_pd(b.v[0], _mm_load_pd(q.data()));
         for (int k = 1; k < D; ++k) r = _mm_and_pd(r, _mm_cmple_pd(b.v[k], _mm_load_pd(q.data() + 2 * k)));
         const auto m = static_cast<std::size_t>(_mm_movemask_pd(r));  // 3: a hit
         return ((m + 1) << 2) & 16;
+      } else if constexpr (kLoads) {
+        __m128 r = _mm_cmple_ps(b.v[0], _mm_loadu_ps(q.data()));
+        if constexpr (D == 3) r = _mm_and_ps(r, _mm_cmple_ps(b.v[1], _mm_loadu_ps(q.data() + 2)));
+        const auto m = static_cast<std::size_t>(_mm_movemask_ps(r));  // 15: a hit
+        return (m + 1) & 16;
       }
 #endif
       if constexpr (!kLoads) return hit_bytes(*b.e);
