@@ -132,8 +132,10 @@ struct grid_types {
       if constexpr (!kLoads) l.e = &b;
       return l;
     }
-    // hit_bytes (below) for a loaded entry
+    // hits as 0 or sizeof(handle_pair), for advancing an output pointer
+    // without a branch (in two instructions from the SSE mask)
     std::size_t hit_bytes(const loaded& b) const {
+      static_assert(sizeof(handle_pair) == 16);
 #if defined(__SSE2__)
       if constexpr (kDouble) {
         __m128d r = _mm_cmple_pd(b.v[0], _mm_load_pd(q.data()));
@@ -145,36 +147,11 @@ struct grid_types {
         if constexpr (D == 3) r = _mm_and_ps(r, _mm_cmple_ps(b.v[1], _mm_loadu_ps(q.data() + 2)));
         const auto m = static_cast<std::size_t>(_mm_movemask_ps(r));  // 15: a hit
         return (m + 1) & 16;
-      }
+      } else
 #endif
-      if constexpr (!kLoads) return hit_bytes(*b.e);
-      return 0;  // (not reached)
+        return hits(*b.e) ? 16 : 0;
     }
-    // hits as 0 or sizeof(handle_pair), for advancing an output pointer
-    // without a branch (in two instructions from the SSE mask)
-    std::size_t hit_bytes(const entry& b) const {
-      static_assert(sizeof(handle_pair) == 16);
-#if defined(__SSE2__)
-      if constexpr (std::is_same_v<T, double>) {
-        __m128d r = _mm_cmple_pd(_mm_loadu_pd(b.p.data()), _mm_load_pd(q.data()));
-        r = _mm_and_pd(r, _mm_cmple_pd(_mm_loadu_pd(b.p.data() + 2), _mm_load_pd(q.data() + 2)));
-        if constexpr (D == 3) r = _mm_and_pd(r, _mm_cmple_pd(_mm_loadu_pd(b.p.data() + 4), _mm_load_pd(q.data() + 4)));
-        const auto m = static_cast<std::size_t>(_mm_movemask_pd(r));  // 3: a hit
-        return ((m + 1) << 2) & 16;
-      } else if constexpr (D == 2) {
-        const auto m =
-            static_cast<std::size_t>(_mm_movemask_ps(_mm_cmple_ps(_mm_loadu_ps(b.p.data()), _mm_load_ps(q.data()))));
-        return (m + 1) & 16;  // 15: a hit
-      } else {
-        const __m128 r0 = _mm_cmple_ps(_mm_loadu_ps(b.p.data()), _mm_loadu_ps(q.data()));
-        const __m128 r1 = _mm_cmple_ps(_mm_loadu_ps(b.p.data() + 2), _mm_loadu_ps(q.data() + 2));
-        const auto m = static_cast<std::size_t>(_mm_movemask_ps(_mm_and_ps(r0, r1)));
-        return (m + 1) & 16;
-      }
-#else
-      return hits(b) ? 16 : 0;
-#endif
-    }
+    std::size_t hit_bytes(const entry& b) const { return hit_bytes(load(b)); }
   };
   // Where an object is, in 12 bytes. tag: the generation (24 bits, 1..2^24-1,
   // wrapping) above the place (8 bits: a grid id, kPlaceList, kPlaceApart or
