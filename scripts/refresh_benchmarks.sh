@@ -69,7 +69,7 @@ fi
 
 if [ $do_build = 1 ]; then
   cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release -DHHG_BUILD_TESTS=OFF -DHHG_BUILD_APPS=OFF \
-    -DHHG_BUILD_BENCH=ON -DHHG_BUILD_PYTHON=OFF -DHHG_WITH_MPI=OFF -DHHG_BUILD_ADAPTERS=OFF >/dev/null
+    -DHHG_BUILD_BENCH=ON -DHHG_BUILD_PYTHON=OFF -DHHG_WITH_MPI=OFF -DHHG_BUILD_ADAPTERS=ON >/dev/null
   cmake --build "$build" -j"$(nproc)" --target hhg_bench >/dev/null
 fi
 [ -n "$bench" ] || bench=$build/bench/hhg_bench
