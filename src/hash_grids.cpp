@@ -178,7 +178,7 @@ void hash_grids<D, T>::move_checked(handle h, const box_type& b) {
   if (place < detail::kMaxGrids) {
     auto& g = s.grids[place];
     if (is_bounded(b)) {
-      const double eff = state::effective_size(b);
+      const double eff = s.effective_size(b);
       if (s.cfg.strategy == update_strategy::rebuild && !std::isinf(eff)) {
         s.find(h.index).set(b);  // reinserted by the next update()
         s.rebuild_pending = true;
@@ -199,7 +199,7 @@ void hash_grids<D, T>::move_checked(handle h, const box_type& b) {
         return;
       }
     }
-  } else if (place == detail::kPlaceList && is_bounded(b) && !std::isinf(state::effective_size(b))) {
+  } else if (place == detail::kPlaceList && is_bounded(b) && !std::isinf(s.effective_size(b))) {
     s.list[sl.at].set(b);
     return;
   }
@@ -331,7 +331,7 @@ void hash_grids<D, T>::move(std::span<const handle> hs, std::span<const box_type
           const std::uint32_t i = e.id.index - first;
           if (i >= n) continue;  // not in the batch
           const box_type& b = bs[i];
-          if (is_bounded(b) && s.fits(g, state::effective_size(b))) {
+          if (is_bounded(b) && s.fits(g, s.effective_size(b))) {
             std::uint32_t reach;
             if (state::cell_and_reach(g, b, reach) == oc.cell) {  // Algorithm 2: same cell, nothing moves
               e.set(b);
@@ -361,7 +361,7 @@ void hash_grids<D, T>::move(std::span<const handle> hs, std::span<const box_type
     if (place < detail::kMaxGrids) {
       key = sl.cell;
       auto& g = s.grids[place];
-      if (!marked && is_bounded(b) && s.fits(g, state::effective_size(b))) {
+      if (!marked && is_bounded(b) && s.fits(g, s.effective_size(b))) {
         std::uint32_t reach;
         if (state::cell_and_reach(g, b, reach) == sl.cell) {  // Algorithm 2: same cell, nothing moves
           auto& e = g.pool[sl.at];
@@ -398,7 +398,7 @@ void hash_grids<D, T>::move(std::span<const handle> hs, std::span<const box_type
       const auto* g = grid_of(k + 8);
       std::uint32_t code = detail::npos;
       const box_type& b = bs[later[k + 8].index];
-      if (g != nullptr && is_bounded(b) && s.fits(*g, state::effective_size(b))) {  // else no cell (or no valid one)
+      if (g != nullptr && is_bounded(b) && s.fits(*g, s.effective_size(b))) {  // else no cell (or no valid one)
         code = state::cell_of(*g, b);
         __builtin_prefetch(&g->dir[code >> state::kLocalBits]);
       }
@@ -610,7 +610,7 @@ std::vector<handle> hash_grids<D, T>::insert(std::span<const box_type> bs) {
     bool valid = true;  // min <= max on every axis (false for NaN too): check_box's none
     for (int a = 0; a < D; ++a) valid &= bs[i].min[a] <= bs[i].max[a];
     if (!valid) detail::require_valid_box(bs[i]);  // (throws, naming the problem)
-    effs[i] = detail::grid_types<D, T>::effective_size(bs[i]);
+    effs[i] = s.effective_size(bs[i]);
   }
   if (s.count + bs.size() > (std::size_t{1} << 32) - 2) throw error(errc::capacity, "hhg: too many objects");
   std::vector<handle> out;
@@ -622,6 +622,8 @@ std::vector<handle> hash_grids<D, T>::insert(std::span<const box_type> bs) {
   bool activated_here = false;
   if (!s.active && s.count + bs.size() > s.cfg.activation_threshold) {
     first = s.cfg.activation_threshold + 1 - s.count;
+    if (s.choose_axis_scale(bs, effs))  // (an empty structure: the cells' shape per axis, for the whole batch)
+      for (std::size_t i = 0; i < bs.size(); ++i) effs[i] = s.effective_size(bs[i]);
     s.plan_ladder(bs, effs);  // the ladder anchored, and spaced, for the whole batch (used by the activation below)
   }
   out.reserve(bs.size());
@@ -677,6 +679,7 @@ statistics hash_grids<D, T>::stats() const {
     const auto& g = s.grids[id];
     grid_statistics gs;
     gs.cell_size = g.cell_size;
+    for (int i = 0; i < D; ++i) gs.cell_edges[i] = g.cell_size / s.axis_scale[i];
     for (int i = 0; i < 3; ++i) gs.cells_per_axis[i] = i < D ? (1u << g.bits[i]) : 1u;
     gs.cell_count = g.cell_count();
     gs.objects = g.objects;

@@ -85,7 +85,9 @@ bool walk_ray(const state_t<D, T>& s, const typename state_t<D, T>::grid& g, con
     return scan_grid<D, T>(g, on_entry);
   };
   if (s.rebuild_pending || da == 0) return full_scan();
-  const double c = g.cell_size;
+  std::array<double, D> edge{};  // the cells' edge per axis (exact: cell_size over a power of two)
+  for (int i = 0; i < D; ++i) edge[i] = g.cell_size / s.axis_scale[i];
+  const double c = edge[a];
   // The longest walk: no wrap around the hashed grid on any axis, and about
   // 2 * (occupied cells) cell visits. A longer ray (an infinite one too) is
   // walked up to there; the rest of the level is scanned afterwards, skipping
@@ -94,25 +96,25 @@ bool walk_ray(const state_t<D, T>& s, const typename state_t<D, T>::grid& g, con
       std::max(4.0, (2.0 * static_cast<double>(g.occupied.size()) + 64) / (D == 3 ? 16.0 : 4.0)) * c / std::fabs(da);
   for (int i = 0; i < D; ++i) {
     const double di = std::fabs(static_cast<double>(r.direction[i]));
-    if (di != 0) tlim = std::min(tlim, (static_cast<double>(g.mask[i]) + 1 - 6) * c / di);
+    if (di != 0) tlim = std::min(tlim, (static_cast<double>(g.mask[i]) + 1 - 6) * edge[i] / di);
   }
   if (!(tlim > 0)) return full_scan();
   const bool partial = !(t1 <= tlim);
   const double t1w = partial ? tlim : t1;
   std::array<double, D> p0{}, p1{};
-  double mag = 0;
+  double mag = 0;  // the largest coordinate of the walk, in cells
   for (int i = 0; i < D; ++i) {
     p0[i] = r.origin[i];
     p1[i] = static_cast<double>(r.origin[i]) + t1w * static_cast<double>(r.direction[i]);
-    mag = std::max({mag, std::fabs(p0[i]), std::fabs(p1[i])});
-    if (!(mag * g.inv <= kHuge)) return full_scan();
+    mag = std::max(mag, std::max(std::fabs(p0[i]), std::fabs(p1[i])) * g.inv[i]);
+    if (!(mag <= kHuge)) return full_scan();
   }
   // rounding margin in cells (generous: see the notes)
-  const double eps = 0x1p-20 + mag * g.inv * 0x1p-30;
+  const double eps = 0x1p-20 + mag * 0x1p-30;
   std::array<std::int64_t, D> glo{}, ghi{};
   for (int i = 0; i < D; ++i) {
-    glo[i] = floor_to_int(std::min(p0[i], p1[i]) * g.inv - eps) - 1;
-    ghi[i] = floor_to_int(std::max(p0[i], p1[i]) * g.inv + eps);
+    glo[i] = floor_to_int(std::min(p0[i], p1[i]) * g.inv[i] - eps) - 1;
+    ghi[i] = floor_to_int(std::max(p0[i], p1[i]) * g.inv[i] + eps);
     if (ghi[i] - glo[i] + 1 > std::int64_t{g.mask[i]} + 1) return full_scan();
   }
   const std::int64_t step = da > 0 ? 1 : -1;
@@ -121,7 +123,7 @@ bool walk_ray(const state_t<D, T>& s, const typename state_t<D, T>::grid& g, con
   const double tpad = t1w * 0x1p-30 + c / std::fabs(da) * 0x1p-20;
   // unwrapped column of an object (its min corner's cell index on axis a)
   const auto column_of = [&](const typename S::entry& e) {
-    return floor_to_int(static_cast<double>(e.min(a)) * g.inv);
+    return floor_to_int(static_cast<double>(e.min(a)) * g.inv[a]);
   };
   std::int64_t m_stop = last + step;
   std::array<std::uint32_t, D> cc{};
@@ -145,8 +147,8 @@ bool walk_ray(const state_t<D, T>& s, const typename state_t<D, T>::grid& g, con
         }
         const double u = static_cast<double>(r.origin[i]) + ta * static_cast<double>(r.direction[i]);
         const double v = static_cast<double>(r.origin[i]) + tb * static_cast<double>(r.direction[i]);
-        lo[i] = std::max(glo[i], floor_to_int(std::min(u, v) * g.inv - eps) - 1);
-        hi[i] = std::min(ghi[i], floor_to_int(std::max(u, v) * g.inv + eps));
+        lo[i] = std::max(glo[i], floor_to_int(std::min(u, v) * g.inv[i] - eps) - 1);
+        hi[i] = std::min(ghi[i], floor_to_int(std::max(u, v) * g.inv[i] + eps));
       }
       auto visit = [&]() {
         const std::uint32_t rr = S::lookup(g, S::encode(g, cc));

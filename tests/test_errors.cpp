@@ -61,8 +61,9 @@ template <class M>
   for (std::size_t i = 0; i < x.grids.size(); ++i) {
     const auto& g = x.grids[i];
     const auto& h = y.grids[i];
-    if (g.cell_size != h.cell_size || g.cells_per_axis != h.cells_per_axis || g.cell_count != h.cell_count ||
-        g.objects != h.objects || g.occupied_cells != h.occupied_cells || g.bytes != h.bytes)
+    if (g.cell_size != h.cell_size || g.cell_edges != h.cell_edges || g.cells_per_axis != h.cells_per_axis ||
+        g.cell_count != h.cell_count || g.objects != h.objects || g.occupied_cells != h.occupied_cells ||
+        g.bytes != h.bytes)
       return ::testing::AssertionFailure() << "stats() of grid " << i << " changed";
   }
   return ::testing::AssertionSuccess();

@@ -226,11 +226,11 @@ TEST(LevelChoice, CountsOnlyTheLaddersThatCanWin) {
   auto check = [](const std::vector<B>& bs, std::size_t want_counted_min, std::size_t want_counted_max) {
     SCOPED_TRACE(bs.size());
     std::vector<double> effs;
-    for (const B& b : bs) effs.push_back(hhg::detail::grid_types<3, double>::effective_size(b));
+    for (const B& b : bs) effs.push_back(hhg::detail::grid_types<3, double>::effective_size(b, L::types::unit_scale()));
     const double f0 = hhg::config{}.hierarchy_factor;
-    const double c0 = L::anchor_cell(f0, bs, effs);
+    const double c0 = L::anchor_cell(f0, bs, effs, L::types::unit_scale());
     ASSERT_GT(c0, 0);
-    const std::vector<L::estimate> es = L::estimates(f0, c0, bs, effs);
+    const std::vector<L::estimate> es = L::estimates(f0, c0, bs, effs, L::types::unit_scale());
     ASSERT_GE(es.size(), 2u);
     EXPECT_TRUE(es.back().levels == 1 || es.size() == static_cast<std::size_t>(L::kLadders));
     double least = std::numeric_limits<double>::infinity(), factor = 0;
@@ -251,7 +251,7 @@ TEST(LevelChoice, CountsOnlyTheLaddersThatCanWin) {
     }
     EXPECT_GE(counted, want_counted_min);
     EXPECT_LE(counted, want_counted_max);
-    EXPECT_EQ(L::factor_for(f0, c0, bs, effs).factor, factor);
+    EXPECT_EQ(L::factor_for(f0, c0, bs, effs, L::types::unit_scale()).factor, factor);
   };
   hhg::scenes::thesis_scenario<3, double> scene(hhg::scenes::named_scenario_params("log-uniform", 3000, 2));
   check(scene.boxes(), 1, 1);
@@ -282,9 +282,11 @@ TEST(LevelChoice, CountsOnlyTheLaddersThatCanWin) {
   check(extreme, 2, L::kLadders);
   {
     std::vector<double> effs;
-    for (const B& b : extreme) effs.push_back(hhg::detail::grid_types<3, double>::effective_size(b));
+    for (const B& b : extreme)
+      effs.push_back(hhg::detail::grid_types<3, double>::effective_size(b, L::types::unit_scale()));
     const double f0 = hhg::config{}.hierarchy_factor;
-    const std::vector<L::estimate> es = L::estimates(f0, L::anchor_cell(f0, extreme, effs), extreme, effs);
+    const std::vector<L::estimate> es = L::estimates(f0, L::anchor_cell(f0, extreme, effs, L::types::unit_scale()),
+                                                     extreme, effs, L::types::unit_scale());
     EXPECT_EQ(es.size(), static_cast<std::size_t>(L::kLadders));
     bool overflowed = false;
     for (const L::estimate& e : es)

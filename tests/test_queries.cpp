@@ -226,6 +226,45 @@ TEST(Queries, Zoo3DFloat) { run_zoo<3, float>({}, 1500, 60); }
 TEST(Queries, Zoo2DDouble) { run_zoo<2, double>({}, 1500, 60); }
 TEST(Queries, Zoo2DFloat) { run_zoo<2, float>({}, 1500, 60); }
 
+// Needles along x inserted as one batch: cells 8 times shorter on the
+// other axes (levels.hpp, axis_scale_for); every query still equals brute
+// force, also far from the origin and after motion.
+template <int D, class T>
+void run_needles(double offset) {
+  hhg::scenes::rng g(31);
+  std::vector<hhg::box<D, T>> bs;
+  const double world = D == 3 ? 50 : 250;
+  for (int i = 0; i < 3000; ++i) {
+    hhg::box<D, T> b;
+    for (int a = 0; a < D; ++a) {
+      const double lo = offset + g.uniform(0, world);
+      b.min[a] = static_cast<T>(lo);
+      b.max[a] = static_cast<T>(lo + (a == 0 ? 10 : 1) * g.uniform(0.8, 1.2));
+    }
+    bs.push_back(b);
+  }
+  hhg::hash_grids<D, T> m;
+  const std::vector<handle> hs = m.insert(std::span<const hhg::box<D, T>>(bs));
+  ASSERT_EQ(m.path_counts().axes_scaled, 1u);
+  oracle<D, T> o;
+  for (std::size_t i = 0; i < hs.size(); ++i) o.live.push_back({hs[i], bs[i]});
+  check_queries(m, o, 41, 60);
+  for (std::size_t i = 0; i < o.live.size(); i += 5) {
+    o.live[i].second = bs[g.below(bs.size())];
+    m.move(o.live[i].first, o.live[i].second);
+  }
+  check_queries(m, o, 42, 60);
+}
+
+TEST(Queries, NeedlesInShortCells) {
+  run_needles<3, double>(0);
+  run_needles<3, float>(0);
+  run_needles<2, double>(0);
+  run_needles<2, float>(0);
+  run_needles<3, double>(-1e10);
+  run_needles<3, float>(5e4);
+}
+
 TEST(Queries, ZooBeforeActivation) { run_zoo<3, double>({}, 25, 40); }
 
 TEST(Queries, ZooRebuildStrategy) {

@@ -226,13 +226,26 @@ void print_summary(const run_options& o, const summary& s, const char* scalar, u
   row("grids", grids);
   if (!s.stats.grids.empty()) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "  %14s  %20s  %12s  %14s\n", "cell size", "cells per axis", "objects",
+    std::snprintf(buf, sizeof buf, "  %24s  %20s  %12s  %14s\n", "cell size", "cells per axis", "objects",
                   "occupied cells");
     t += buf;
     for (const grid_statistics& g : s.stats.grids) {
       std::string cells = std::to_string(g.cells_per_axis[0]) + " x " + std::to_string(g.cells_per_axis[1]);
       if (o.dim == 3) cells += " x " + std::to_string(g.cells_per_axis[2]);
-      std::snprintf(buf, sizeof buf, "  %14.6g  %20s  %12zu  %14zu\n", g.cell_size, cells.c_str(), g.objects,
+      // the edge per axis when the cells are shorter on some axes (stats.hpp, cell_edges)
+      const auto number = [](double v, int digits) {
+        char nb[32];
+        std::snprintf(nb, sizeof nb, "%.*g", digits, v);
+        return std::string(nb);
+      };
+      std::string size = number(g.cell_size, 6);
+      bool cube = true;
+      for (int a = 0; a < o.dim; ++a) cube &= g.cell_edges[static_cast<std::size_t>(a)] == g.cell_size;
+      if (!cube) {
+        size.clear();
+        for (int a = 0; a < o.dim; ++a) size += (a ? " x " : "") + number(g.cell_edges[static_cast<std::size_t>(a)], 4);
+      }
+      std::snprintf(buf, sizeof buf, "  %24s  %20s  %12zu  %14zu\n", size.c_str(), cells.c_str(), g.objects,
                     g.occupied_cells);
       t += buf;
     }
@@ -285,7 +298,10 @@ void write_summary_json(std::FILE* f, const run_options& o, const config& cfg, c
   for (const grid_statistics& g : s.stats.grids) {
     std::vector<std::size_t> cells;
     for (int a = 0; a < o.dim; ++a) cells.push_back(g.cells_per_axis[static_cast<std::size_t>(a)]);
+    std::vector<double> edges;
+    for (int a = 0; a < o.dim; ++a) edges.push_back(g.cell_edges[static_cast<std::size_t>(a)]);
     grids.push_back({{"cell_size", json_number(g.cell_size)},
+                     {"cell_edges", edges},
                      {"cells_per_axis", cells},
                      {"objects", g.objects},
                      {"occupied_cells", g.occupied_cells},

@@ -10,7 +10,14 @@ namespace hhg {
 
 /// One grid level of the hierarchy.
 struct grid_statistics {
-  double cell_size = 0;                           ///< edge length of a cell
+  /// The size class: objects whose longest edge (scaled, see cell_edges) is
+  /// below it. The edge of a cell on every axis unless cell_edges differ.
+  double cell_size = 0;
+  /// Edge length of a cell per axis ([2] = 0 in 2D): cell_size on every axis,
+  /// unless the batch that activated the grids held objects longer on some
+  /// axes than on others (10x1x1 boxes along x: 1 x 8 x 8 shorter cells on
+  /// y and z, docs/hash_grids.md, Levels).
+  std::array<double, 3> cell_edges{};
   std::array<std::uint32_t, 3> cells_per_axis{};  ///< power of two each; [2] = 1 in 2D
   std::uint64_t cell_count = 0;                   ///< product of cells_per_axis
   std::size_t objects = 0;                        ///< objects assigned to this grid

@@ -412,6 +412,7 @@ class method_structure final : public structure {
       for (const auto& g : s.grids) {
         py::dict gd;
         gd["cell_size"] = g.cell_size;
+        gd["cell_edges"] = py::make_tuple(g.cell_edges[0], g.cell_edges[1], g.cell_edges[2]);
         gd["cells_per_axis"] = py::make_tuple(g.cells_per_axis[0], g.cells_per_axis[1], g.cells_per_axis[2]);
         gd["cell_count"] = g.cell_count;
         gd["objects"] = g.objects;

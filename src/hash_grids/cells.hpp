@@ -181,7 +181,10 @@ struct grid_types {
   struct grid {
     double cell_size = 0;
     double lower = 0;  // objects of effective size in [lower, cell_size) belong here
-    double inv = 0;
+    // Per axis, the inverse cell edge: axis_scale[i] / cell_size (the
+    // structure's scales, see effective_size; powers of two, so a cell index
+    // floor(v * inv[i]) is exactly that of the scaled coordinate).
+    std::array<double, D> inv{};
     std::array<std::uint32_t, D> bits{};
     std::array<std::uint32_t, D> mask{};
     std::vector<std::uint32_t> dir;
@@ -219,16 +222,33 @@ struct grid_types {
   };
 
   // ---- geometry ---------------------------------------------------------------
-  // Returns +inf for objects that must be kept apart.
-  static double effective_size(const box_t& b) {
+  // Per axis, a power of two >= 1 that the structure multiplies coordinates by
+  // before it places them in cells (chosen per activating batch, see
+  // level_choice::axis_scale_for; all 1 unless the objects are longer on some
+  // axes than on others). A grid's cells are then cell_size / scale[i] long
+  // on axis i, and everything in cells (levels, reach, the walks across
+  // grids) holds for the scaled boxes exactly: scaling by a power of two is
+  // exact and keeps the order of coordinates, so scaled boxes overlap when
+  // the boxes do. The tests compare the boxes themselves.
+  using scale_t = std::array<double, D>;
+  static constexpr scale_t unit_scale() {
+    scale_t s{};
+    for (double& v : s) v = 1;
+    return s;
+  }
+
+  // The size that picks an object's level: its longest scaled edge, or the
+  // precision floor of its scaled coordinates. Returns +inf for objects that
+  // must be kept apart.
+  static double effective_size(const box_t& b, const scale_t& scale) {
     double edge = 0, mag = 0;
     for (int i = 0; i < D; ++i) {
       const double lo = b.min[i], hi = b.max[i];
-      edge = std::max(edge, hi - lo);
-      mag = std::max(mag, std::max(std::fabs(lo), std::fabs(hi)));
+      edge = std::max(edge, (hi - lo) * scale[i]);
+      mag = std::max(mag, std::max(std::fabs(lo), std::fabs(hi)) * scale[i]);
     }
-    constexpr double scale = 1.0 / static_cast<double>(std::uint64_t{1} << q);  // 2^-q, exact
-    double eff = std::max(edge, mag * scale) * (1.0 + 0x1p-9);
+    constexpr double pq = 1.0 / static_cast<double>(std::uint64_t{1} << q);  // 2^-q, exact
+    double eff = std::max(edge, mag * pq) * (1.0 + 0x1p-9);
     if (!(eff <= 0x1p900)) return std::numeric_limits<double>::infinity();
     // A floor for tiny (subnormal) sizes: a cell below 2^-900 would make the
     // inverse cell size overflow to +inf and every cell index undefined. Only
@@ -238,7 +258,7 @@ struct grid_types {
   }
 
   static std::uint32_t coord(const grid& g, int axis, T v) {
-    return static_cast<std::uint32_t>(floor_to_int(static_cast<double>(v) * g.inv)) & g.mask[axis];
+    return static_cast<std::uint32_t>(floor_to_int(static_cast<double>(v) * g.inv[axis])) & g.mask[axis];
   }
 
   // Row-major: x in the low bits, then y, then z. A row of cells along x is
@@ -275,8 +295,8 @@ struct grid_types {
     std::array<std::uint32_t, D> c{};
     std::uint32_t r = 0;
     for (int i = 0; i < D; ++i) {
-      const std::int64_t lo = floor_to_int(static_cast<double>(b.min[i]) * g.inv);
-      const std::int64_t hi = floor_to_int(static_cast<double>(b.max[i]) * g.inv);
+      const std::int64_t lo = floor_to_int(static_cast<double>(b.min[i]) * g.inv[i]);
+      const std::int64_t hi = floor_to_int(static_cast<double>(b.max[i]) * g.inv[i]);
       c[i] = static_cast<std::uint32_t>(lo) & g.mask[i];
       r |= static_cast<std::uint32_t>(hi != lo) << i;
     }
@@ -292,7 +312,7 @@ struct grid_types {
     for (int i = 0; i < D; ++i) {
       const std::uint32_t lo = (code >> shift) & g.mask[i];
       const std::uint32_t hi =
-          static_cast<std::uint32_t>(floor_to_int(static_cast<double>(b.max[i]) * g.inv)) & g.mask[i];
+          static_cast<std::uint32_t>(floor_to_int(static_cast<double>(b.max[i]) * g.inv[i])) & g.mask[i];
       r |= static_cast<std::uint32_t>(hi != lo) << i;
       shift += g.bits[i];
     }
@@ -302,8 +322,8 @@ struct grid_types {
   static std::uint32_t reach_of(const grid& g, const box_t& b) {
     std::uint32_t r = 0;
     for (int i = 0; i < D; ++i) {
-      const bool out =
-          floor_to_int(static_cast<double>(b.max[i]) * g.inv) != floor_to_int(static_cast<double>(b.min[i]) * g.inv);
+      const bool out = floor_to_int(static_cast<double>(b.max[i]) * g.inv[i]) !=
+                       floor_to_int(static_cast<double>(b.min[i]) * g.inv[i]);
       r |= static_cast<std::uint32_t>(out) << i;
     }
     return r;

@@ -49,7 +49,7 @@ void hash_grids_state<D, T>::maybe_grow(std::uint32_t gid, std::size_t extra) {
         const occupied_cell& oc = g.occupied[c];
         for (std::uint32_t j = 0; j < std::min(oc.count, per_cell); ++j)
           for (int i = 0; i < D; ++i)
-            ext.add(i, floor_to_int(static_cast<double>(g.pool[oc.block + j].min(i)) * g.inv));
+            ext.add(i, floor_to_int(static_cast<double>(g.pool[oc.block + j].min(i)) * g.inv[i]));
       }
       return ext;
     };
@@ -161,7 +161,7 @@ double hash_grids_state<D, T>::spread_of(const axis_extent& ext, const std::arra
 template <int D, class T>
 void hash_grids_state<D, T>::add_extent(const grid& g, const std::vector<entry>& all, axis_extent& ext) {
   for (const entry& e : all)
-    for (int i = 0; i < D; ++i) ext.add(i, floor_to_int(static_cast<double>(e.min(i)) * g.inv));
+    for (int i = 0; i < D; ++i) ext.add(i, floor_to_int(static_cast<double>(e.min(i)) * g.inv[i]));
 }
 
 }  // namespace detail

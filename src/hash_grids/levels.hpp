@@ -23,6 +23,7 @@ template <int D, class T>
 struct level_choice {
   using types = grid_types<D, T>;
   using box_t = typename types::box_t;
+  using scale_t = typename types::scale_t;
 
   // The first level's cell size: sqrt(2) times the typical mean edge of the
   // objects that share the top level (sizes within a factor f of the
@@ -36,7 +37,7 @@ struct level_choice {
   // over the sample of estimates (sample_step). 0 when no box is bounded with a
   // finite size.
   // effs[i]: effective_size(bs[i]) (infinite for a box not bounded).
-  static double anchor_cell(double f, std::span<const box_t> bs, std::span<const double> effs) {
+  static double anchor_cell(double f, std::span<const box_t> bs, std::span<const double> effs, const scale_t& scale) {
     // The largest finite size, in four running maxima: one was a chain of
     // dependent maxsd, 1.6 % of Terdiman's 10^4 one-shot (perf). (An
     // effective size is never NaN: finite means below +inf.)
@@ -60,7 +61,7 @@ struct level_choice {
       if (!std::isfinite(eff) || !(eff * f > top)) continue;
       double sum = 0, longest = 0;
       for (int a = 0; a < D; ++a) {
-        const double e = static_cast<double>(bs[i].max[a]) - static_cast<double>(bs[i].min[a]);
+        const double e = (static_cast<double>(bs[i].max[a]) - static_cast<double>(bs[i].min[a])) * scale[a];
         sum += e;
         longest = std::max(longest, e);
       }
@@ -75,6 +76,84 @@ struct level_choice {
     if (!std::isfinite(c) || c / f > top) return 0;  // (a factor below 1 + 1/64: activate's rule)
     return c;
   }
+
+  // The per-axis scales (cells.hpp, effective_size) for a batch into an
+  // empty structure: all 1 unless the objects are longer on some axes than
+  // on others. Per axis the median edge m_i over a sample; axis i's
+  // candidate is the power of two nearest max_j m_j / m_i, at most
+  // 2^max_log2 (the most for m_i = 0). Of the 2^D choices (per axis its
+  // candidate or 1), the one whose cells hold the fewest objects: an object's
+  // level has cells about its longest scaled edge L, L^D / prod(scales) in
+  // volume, so the choice's cost is the mean over the sample of that volume
+  // over the object's own with all scales 1 (each object counts alike,
+  // whatever its size: a choice that makes a tenth of the objects 8 times
+  // worse loses). Chosen only when that mean is at most 1/2 (a choice that
+  // hardly differs is not worth a shape the objects may leave). 10x1x1 boxes
+  // along x get 1 x 8 x 8 (cells of 14 x 1.8 x 1.8 for 14^3: 1/64); needles
+  // along x and along y get 1 x 1 x 8 (1/8; 1 x 8 x 8 would be 4). max_log2
+  // 0: all 1.
+  static scale_t axis_scale_for(std::span<const box_t> bs, std::span<const double> effs, int max_log2) {
+    scale_t unit = types::unit_scale();
+    if (max_log2 <= 0 || bs.empty()) return unit;
+    const std::size_t step = std::max<std::size_t>(bs.size() / kScaleSample, 1);
+    std::vector<std::array<double, D>> edges;  // of the sampled objects with a size (a point's cell is any)
+    edges.reserve(std::min(bs.size(), kScaleSample + 1));
+    for (std::size_t i = 0; i < bs.size(); i += step) {
+      if (!std::isfinite(effs[i])) continue;  // (kept apart: no cell)
+      std::array<double, D> e;
+      double longest = 0;
+      for (int a = 0; a < D; ++a) {
+        e[a] = static_cast<double>(bs[i].max[a]) - static_cast<double>(bs[i].min[a]);
+        longest = std::max(longest, e[a]);
+      }
+      if (longest > 0) edges.push_back(e);
+    }
+    if (edges.empty()) return unit;
+    const auto mid = static_cast<std::ptrdiff_t>(edges.size() / 2);
+    std::vector<double> v(edges.size());
+    std::array<double, D> med;
+    for (int a = 0; a < D; ++a) {
+      for (std::size_t i = 0; i < edges.size(); ++i) v[i] = edges[i][a];
+      std::nth_element(v.begin(), v.begin() + mid, v.end());
+      med[a] = v[static_cast<std::size_t>(mid)];
+    }
+    const double top = *std::max_element(med.begin(), med.end());
+    if (!(top > 0) || !std::isfinite(top)) return unit;
+    scale_t cand;
+    bool any = false;
+    for (int a = 0; a < D; ++a) {
+      const int k = med[a] > 0 ? std::min(static_cast<int>(std::lround(std::log2(top / med[a]))), max_log2) : max_log2;
+      cand[a] = std::ldexp(1.0, k);
+      any |= k > 0;
+    }
+    if (!any) return unit;
+    // the mean volume ratio of the choice that scales the axes in m
+    auto volume = [&](std::uint32_t m) {
+      double product = 1, sum = 0;
+      for (int a = 0; a < D; ++a) product *= (m >> a) & 1u ? cand[a] : 1.0;
+      for (const std::array<double, D>& e : edges) {
+        double longest = 0, scaled = 0;
+        for (int a = 0; a < D; ++a) {
+          longest = std::max(longest, e[a]);
+          scaled = std::max(scaled, e[a] * ((m >> a) & 1u ? cand[a] : 1.0));
+        }
+        const double r = scaled / longest;
+        sum += D == 3 ? r * r * r : r * r;
+      }
+      return sum / static_cast<double>(edges.size()) / product;
+    };
+    double least = 1;  // (volume(0): every ratio 1)
+    std::uint32_t best = 0;
+    for (std::uint32_t m = 1; m < (1u << D); ++m)
+      if (const double w = volume(m); w < least) {
+        least = w;
+        best = m;
+      }
+    if (!(least <= 0.5)) return unit;  // (not half or less)
+    for (int a = 0; a < D; ++a) unit[a] = (best >> a) & 1u ? cand[a] : 1.0;
+    return unit;
+  }
+  static constexpr std::size_t kScaleSample = 256;
 
   // The factor of the ladder anchored at c0 for this batch: f0 (the
   // configured hierarchy_factor) times the power of two, up to the one that
@@ -124,8 +203,8 @@ struct level_choice {
   // benchmark's scenes only the one-level ladder is counted; the rest costs
   // one logarithm a sampled object and a few instructions a factor, so a
   // batch of any size can afford the estimate.
-  static std::vector<estimate> estimates(double f0, double c0, std::span<const box_t> bs,
-                                         std::span<const double> effs) {
+  static std::vector<estimate> estimates(double f0, double c0, std::span<const box_t> bs, std::span<const double> effs,
+                                         const scale_t& scale) {
     std::vector<estimate> out;
     if (!(c0 > 0) || bs.empty()) return out;
     struct point {
@@ -140,7 +219,7 @@ struct level_choice {
       const double eff = effs[i];
       if (!std::isfinite(eff)) continue;  // (also a box not bounded: kept apart, no level)
       point p{eff > 0 ? std::log2(c0 / eff) : std::numeric_limits<double>::infinity(), {}};
-      for (int a = 0; a < D; ++a) p.lo[a] = static_cast<double>(bs[i].min[a]) / c0;
+      for (int a = 0; a < D; ++a) p.lo[a] = static_cast<double>(bs[i].min[a]) * scale[a] / c0;
       sample.push_back(p);
       if (eff > 0) smallest = std::min(smallest, eff);
     }
@@ -188,9 +267,10 @@ struct level_choice {
     double least = std::numeric_limits<double>::infinity();
     for (auto e = out.rbegin(); e != out.rend(); ++e) {
       if (kAcrossCost * e->across + kLevelCost * (e->nonempty - 1) >= least) continue;  // cannot win
-      std::array<double, 64> scale;  // f^i: level i's cell in units of c0 is 1 / f^i
-      scale[0] = 1;
-      for (std::size_t i = 1; i < static_cast<std::size_t>(e->levels); ++i) scale[i] = scale[i - 1] * e->factor;
+      std::array<double, 64> level_scale;  // f^i: level i's cell in units of c0 is 1 / f^i
+      level_scale[0] = 1;
+      for (std::size_t i = 1; i < static_cast<std::size_t>(e->levels); ++i)
+        level_scale[i] = level_scale[i - 1] * e->factor;
       // (zeroed as bytes: std::fill with the struct failed a store forwarding per slot)
       std::memset(table.data(), 0, table.size() * sizeof(counted));
       double shared = 0;  // pairs of sampled objects in one cell of one level
@@ -199,7 +279,7 @@ struct level_choice {
         const int i = level_of(pt, log2f, e->levels);
         std::uint64_t h = static_cast<std::uint64_t>(i) * 0x9E3779B97F4A7C15ull;
         for (int a = 0; a < D; ++a) {
-          double x = pt.lo[a] * scale[static_cast<std::size_t>(i)];  // (f^i may overflow: x inf or NaN)
+          double x = pt.lo[a] * level_scale[static_cast<std::size_t>(i)];  // (f^i may overflow: x inf or NaN)
           x = !(x >= -0x1p62) ? -0x1p62 : x > 0x1p62 ? 0x1p62 : x;
           std::int64_t c = static_cast<std::int64_t>(x);
           c -= x < static_cast<double>(c);  // (rounded down)
@@ -228,10 +308,11 @@ struct level_choice {
     double factor, floor;
   };
   // The cheapest estimate's factor and floor ({f0, +inf}: nothing to choose).
-  static ladder factor_for(double f0, double c0, std::span<const box_t> bs, std::span<const double> effs) {
+  static ladder factor_for(double f0, double c0, std::span<const box_t> bs, std::span<const double> effs,
+                           const scale_t& scale) {
     ladder best{f0, std::numeric_limits<double>::infinity()};
     double least = std::numeric_limits<double>::infinity();
-    for (const estimate& e : estimates(f0, c0, bs, effs))
+    for (const estimate& e : estimates(f0, c0, bs, effs, scale))
       if (e.cost() < least) {
         least = e.cost();
         best = {e.factor, e.floor};

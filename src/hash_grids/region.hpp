@@ -46,7 +46,7 @@ bool search_region(const hash_grids_state<D, T>& s, const std::array<double, D>&
     std::array<std::int64_t, D> klo{}, khi{};
     double cells = 1;
     for (int i = 0; i < D && !scan; ++i) {
-      const double a = lo[i] * g.inv, b = hi[i] * g.inv;
+      const double a = lo[i] * g.inv[i], b = hi[i] * g.inv[i];
       if (!(a >= -kHuge && b <= kHuge)) {
         scan = true;
         break;

@@ -585,7 +585,7 @@ bool hash_grids_state<D, T>::bulk_insert(std::span<const box_t> bs, std::span<co
           if (gid >= wanted.size() || !wanted[gid]) continue;  // (kept apart: kNoGrid)
           ++seen[gid];
           const grid& g = grids[gid];
-          for (int a = 0; a < D; ++a) extents[gid].add(a, floor_to_int(static_cast<double>(b.min[a]) * g.inv));
+          for (int a = 0; a < D; ++a) extents[gid].add(a, floor_to_int(static_cast<double>(b.min[a]) * g.inv[a]));
         }
         for (std::size_t id = 0; id < seen.size(); ++id)
           if (wanted[id] && seen[id] < std::min<std::size_t>(incoming[id], 64)) return false;

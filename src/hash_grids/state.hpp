@@ -39,7 +39,6 @@ struct hash_grids_state : grid_types<D, T> {
   using base::cell_of;
   using base::code_bits;
   using base::coord;
-  using base::effective_size;
   using base::encode;
   using base::fits;
   using base::install;
@@ -77,6 +76,10 @@ struct hash_grids_state : grid_types<D, T> {
   // The ladder's factor at and above ladder_floor (a batch's, plan_ladder); below it cfg.hierarchy_factor.
   double ladder_f = cfg.hierarchy_factor;
   double ladder_floor = std::numeric_limits<double>::infinity();
+  // The structure's per-axis scales (cells.hpp, effective_size): chosen for a
+  // batch that activates an empty structure (plan_ladder), fixed while there
+  // are grids, back to 1 with them (reset_ladder).
+  typename base::scale_t axis_scale = base::unit_scale();
   bool rebuild_pending = false;
   int base_class = 0;
   bool in_detection = false;  // a detection is running (its callback must not change the structure)
@@ -113,11 +116,13 @@ struct hash_grids_state : grid_types<D, T> {
 
   explicit hash_grids_state(const config& c) : cfg(c), base_class(class_for(c.cell_capacity)) {}
 
+  double effective_size(const box_t& b) const { return base::effective_size(b, axis_scale); }
+
   // ---- grids --------------------------------------------------------------------
   void init_grid(grid& g, double cell_size, double lower) {
     g.cell_size = cell_size;
     g.lower = lower;
-    g.inv = 1.0 / cell_size;
+    for (int i = 0; i < D; ++i) g.inv[i] = axis_scale[i] / cell_size;
     for (int i = 0; i < D; ++i) {
       g.bits[i] = static_cast<std::uint32_t>(std::countr_zero(cfg.initial_cells[i]));
       g.mask[i] = cfg.initial_cells[i] - 1;
@@ -446,12 +451,23 @@ struct hash_grids_state : grid_types<D, T> {
   // (effs: the boxes' effective sizes)
   void plan_ladder(std::span<const box_t> bs, std::span<const double> effs) {
     using L = level_choice<D, T>;
-    anchor_hint = L::anchor_cell(cfg.hierarchy_factor, bs, effs);
+    anchor_hint = L::anchor_cell(cfg.hierarchy_factor, bs, effs, axis_scale);
     if (!cfg.adaptive_factor || !(anchor_hint > 0)) return;
-    const auto [f, floor] = L::factor_for(cfg.hierarchy_factor, anchor_hint, bs, effs);
+    const auto [f, floor] = L::factor_for(cfg.hierarchy_factor, anchor_hint, bs, effs, axis_scale);
     ++paths.ladders_estimated;
     ladder_f = f;
     ladder_floor = floor;
+  }
+  // The per-axis scales for a batch into an empty structure (levels.hpp,
+  // axis_scale_for); true when they changed: the batch's effective sizes
+  // (effs, computed with the old ones) must be computed again.
+  bool choose_axis_scale(std::span<const box_t> bs, std::span<const double> effs) {
+    if (count != 0 || !grids.empty()) return false;
+    const auto chosen = level_choice<D, T>::axis_scale_for(bs, effs, tune.axis_scale_max_log2);
+    if (chosen == axis_scale) return false;
+    axis_scale = chosen;
+    if (chosen != base::unit_scale()) ++paths.axes_scaled;
+    return true;
   }
   // The ratio between the level whose lower bound is x and the next finer one.
   double step_below(double x) const { return x > ladder_floor ? ladder_f : cfg.hierarchy_factor; }
@@ -459,6 +475,7 @@ struct hash_grids_state : grid_types<D, T> {
     anchor_hint = 0;
     ladder_f = cfg.hierarchy_factor;
     ladder_floor = std::numeric_limits<double>::infinity();
+    axis_scale = base::unit_scale();
   }
 
   // Out of memory half-way: every grid is dropped and the list restored,
@@ -503,7 +520,7 @@ struct hash_grids_state : grid_types<D, T> {
   // and the next rebuild places them in the grids again. Nothing is lost: the
   // scratch vector is reserved for all objects before anything changes, and
   // on failure becomes the apart list (no allocation).
-  static bool belongs_in_grid(const entry& e) {
+  bool belongs_in_grid(const entry& e) const {
     const box_t b = e.box();
     return is_bounded(b) && !std::isinf(effective_size(b));
   }

@@ -30,6 +30,8 @@ struct tuning {
   std::size_t bulk_rows_min = 4096;       // a smaller one is only when the last detection found dense rows
   std::size_t bulk_changed_ratio = 1000;  // bulk move when >= 1/1000 of the last batch changed cell (docs: Batch moves)
   std::size_t chunk_moves = 16384;        // moves of a bulk-move chunk
+  // levels
+  int axis_scale_max_log2 = 5;  // a batch's cells may be up to 2^5 times shorter on some axes (0: cubes)
 };
 
 // How often each path ran (since construction or the last reset); tests
@@ -48,6 +50,7 @@ struct path_counters {
   std::uint64_t apart_index = 0;        // detections that paired the objects kept apart through their index
   std::uint64_t slots_retired = 0;      // slots never reused again: their generation would have wrapped
   std::uint64_t ladders_estimated = 0;  // batches whose ladder factor was chosen by estimate (config::adaptive_factor)
+  std::uint64_t axes_scaled = 0;        // batches whose cells got per-axis edges (levels.hpp, axis_scale_for)
   std::uint64_t outputs_estimated = 0;  // find_pairs calls that sized their output from a sample (no earlier count)
 };
 
