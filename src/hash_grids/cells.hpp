@@ -74,25 +74,14 @@ struct grid_types {
         q[D + i] = -a.p[i];  // max
       }
     }
+    // (one copy of the SSE compare: hit_bytes below)
     bool hits(const entry& b) const {
 #if defined(__SSE2__)
-      if constexpr (std::is_same_v<T, double>) {
-        __m128d r = _mm_cmple_pd(_mm_loadu_pd(b.p.data()), _mm_load_pd(q.data()));
-        r = _mm_and_pd(r, _mm_cmple_pd(_mm_loadu_pd(b.p.data() + 2), _mm_load_pd(q.data() + 2)));
-        if constexpr (D == 3) r = _mm_and_pd(r, _mm_cmple_pd(_mm_loadu_pd(b.p.data() + 4), _mm_load_pd(q.data() + 4)));
-        return _mm_movemask_pd(r) == 3;
-      } else if constexpr (D == 2) {
-        return _mm_movemask_ps(_mm_cmple_ps(_mm_loadu_ps(b.p.data()), _mm_load_ps(q.data()))) == 15;
-      } else {  // 6 floats: lanes 0-3 and 2-5
-        const __m128 r0 = _mm_cmple_ps(_mm_loadu_ps(b.p.data()), _mm_loadu_ps(q.data()));
-        const __m128 r1 = _mm_cmple_ps(_mm_loadu_ps(b.p.data() + 2), _mm_loadu_ps(q.data() + 2));
-        return _mm_movemask_ps(_mm_and_ps(r0, r1)) == 15;
-      }
-#else
+      if constexpr (kLoads) return hit_bytes(load(b)) != 0;
+#endif
       bool r = true;
       for (int k = 0; k < 2 * D; ++k) r &= b.p[k] <= q[k];
       return r;
-#endif
     }
     // A stored entry read once for the tests of several queries, and before
     // any pair is written: the pairs are stored through char*, which may
