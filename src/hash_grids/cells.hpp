@@ -229,7 +229,7 @@ struct grid_types {
   // The size that picks an object's level: its longest scaled edge, or the
   // precision floor of its scaled coordinates. Returns +inf for objects that
   // must be kept apart.
-  static double effective_size(const box_t& b, const scale_t& scale) {
+  [[gnu::always_inline]] static double effective_size(const box_t& b, const scale_t& scale) {
     double edge = 0, mag = 0;
     for (int i = 0; i < D; ++i) {
       const double lo = b.min[i], hi = b.max[i];

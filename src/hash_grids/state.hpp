@@ -116,7 +116,7 @@ struct hash_grids_state : grid_types<D, T> {
 
   explicit hash_grids_state(const config& c) : cfg(c), base_class(class_for(c.cell_capacity)) {}
 
-  double effective_size(const box_t& b) const { return base::effective_size(b, axis_scale); }
+  [[gnu::always_inline]] double effective_size(const box_t& b) const { return base::effective_size(b, axis_scale); }
 
   // ---- grids --------------------------------------------------------------------
   void init_grid(grid& g, double cell_size, double lower) {
