@@ -197,6 +197,56 @@ TYPED_TEST(AxisScale, TwoOrientations) {
   EXPECT_NO_THROW(m.validate());
 }
 
+// Needles turned after the scales were chosen for them (levels.hpp,
+// made_longer; state.hpp, check_shape): a needle along x turned to y is 8
+// times longer under 1 x 8 x 8 and rises a level, where every other needle
+// searches it. More than 1 in 64 turned, and within kShapeCheckEvery (4)
+// detections the grids are built again under scales for the objects as they
+// are: all turned, short cells across y (8 x 1 x 8, 8 x 1); half turned, only
+// z short (3D) or cubes (2D). 1 in 200 turned keeps the scales. Exact at every
+// detection, through find_pairs and for_each_pair.
+TYPED_TEST(AxisScale, TurnedNeedlesReshapeTheCells) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  using B = hhg::box<D, T>;
+  for (const double turned : {1.0, 0.5, 0.005}) {
+    SCOPED_TRACE(turned);
+    std::vector<B> bs = needles<D, T>(4000, 0, 0, 13);
+    TypeParam m;
+    m.set_tuning(hhg_test::small_tuning());
+    const std::vector<handle> hs = m.insert(std::span<const B>(bs));
+    ASSERT_EQ(m.path_counts().axes_scaled, 1u);
+    for (std::size_t i = 0; i < static_cast<std::size_t>(turned * static_cast<double>(bs.size())); ++i) {
+      const T ex = bs[i].max[0] - bs[i].min[0], ey = bs[i].max[1] - bs[i].min[1];
+      bs[i].max[0] = bs[i].min[0] + ey;
+      bs[i].max[1] = bs[i].min[1] + ex;
+    }
+    m.move(std::span<const handle>(hs), std::span<const B>(bs));
+    const auto want = want_pairs<TypeParam>(bs);
+    for (int k = 0; k < 5; ++k) {
+      if (k % 2 == 0) {
+        EXPECT_EQ(found_pairs(m, hs), want) << k;
+      } else {
+        std::vector<handle_pair> seen;
+        m.for_each_pair([&](handle a, handle b) { seen.push_back({a, b}); });
+        EXPECT_EQ(as_indices(seen, hs), want) << k;
+      }
+      EXPECT_NO_THROW(m.validate());
+    }
+    if (turned == 1.0) {
+      EXPECT_EQ(m.path_counts().reshapes, 1u);
+      expect_edges(m, 2u, 8);
+    } else if (turned == 0.5) {
+      EXPECT_EQ(m.path_counts().reshapes, 1u);
+      if (D == 3) expect_edges(m, 3u, 8);
+      if (D == 2) expect_edges(m, 3u, 1);
+    } else {
+      EXPECT_EQ(m.path_counts().reshapes, 0u);
+      expect_edges(m, 1u, 8);
+    }
+  }
+}
+
 TYPED_TEST(AxisScale, CubesAndTurnedOffKeepCubeCells) {
   constexpr int D = TypeParam::dimension;
   using T = typename TypeParam::scalar;

@@ -469,6 +469,76 @@ struct hash_grids_state : grid_types<D, T> {
     if (chosen != base::unit_scale()) ++paths.axes_scaled;
     return true;
   }
+  // The objects no longer have the shape the scales were chosen for: the
+  // scales chosen again from the objects as they are now and, if that
+  // changes them, every grid built again (reshape). A scale that fits
+  // needles along x makes a needle turned to y 8 times longer: it goes to a
+  // coarser level, whose cells every needle along x then searches (10^5
+  // needles, a tenth turned: 14.5 -> 649 box tests per object, detection
+  // 12x slower than cube cells). The check, before a detection while a
+  // scale is not 1, every kShapeCheckEvery-th: a sample of the objects (every
+  // step-th slot, an eighth of them, kShapeSampleMin to kShapeSample), counting those the scales make
+  // longer (level_choice::made_longer); more than 1 in 64, and the scales
+  // are chosen again (a choice that makes that many longer costs more than
+  // cubes, so it is not chosen again).
+  static constexpr std::size_t kShapeSample = 1024, kShapeSampleMin = 256, kShapeCheckEvery = 4;
+  std::size_t shape_checks = 0;
+  void check_shape() {
+    if (axis_scale == base::unit_scale() || rebuild_pending || ++shape_checks % kShapeCheckEvery != 0) return;
+    const std::size_t want = std::clamp<std::size_t>(slots.size() / 8, kShapeSampleMin, kShapeSample);
+    const std::size_t step = std::max<std::size_t>(slots.size() / want, 1);
+    std::vector<box_t> sample;
+    sample.reserve(slots.size() / step + 1);
+    std::size_t longer = 0;
+    for (std::size_t i = 0; i < slots.size(); i += step) {
+      if (slots[i].place() >= kMaxGrids) continue;  // (free, listed or kept apart)
+      const box_t b = grids[slots[i].place()].pool[slots[i].at].box();
+      double longest = 0, scaled = 0;
+      for (int a = 0; a < D; ++a) {
+        const double e = static_cast<double>(b.max[a]) - static_cast<double>(b.min[a]);
+        longest = std::max(longest, e);
+        scaled = std::max(scaled, e * axis_scale[a]);
+      }
+      longer += level_choice<D, T>::made_longer(scaled, longest);
+      sample.push_back(b);
+    }
+    if (longer * 64 <= sample.size()) return;
+    std::vector<double> effs(sample.size());
+    for (std::size_t i = 0; i < sample.size(); ++i) effs[i] = base::effective_size(sample[i], base::unit_scale());
+    const auto chosen = level_choice<D, T>::axis_scale_for(sample, effs, tune.axis_scale_max_log2);
+    if (chosen != axis_scale) reshape(chosen);
+  }
+  // Every grid built again under other scales (check_shape), anchored at the
+  // largest object as activate() does. Out of memory part-way: the objects
+  // not yet placed join the ones kept apart (paired with everything: pairs
+  // stay exact), as in rebuild().
+  void reshape(const typename base::scale_t& scale) {
+    std::size_t total = 0;
+    for (const grid& g : grids) total += g.objects;
+    std::vector<entry> all;
+    reserve_for(all, total);
+    reserve_for(apart, apart.size() + total);  // (nothing below allocates but place)
+    for (const grid& g : grids) gather(g, all);
+    grids.clear();
+    levels.clear();
+    axis_scale = scale;
+    if (scale != base::unit_scale()) ++paths.axes_scaled;
+    ++paths.reshapes;
+    double top = 0;
+    for (const entry& e : all) {
+      const double eff = effective_size(e.box());
+      if (std::isfinite(eff)) top = std::max(top, eff);
+    }
+    std::size_t i = 0;
+    try {
+      if (top > 0) grid_for(top);
+      for (; i < all.size(); ++i) place(all[i]);
+    } catch (...) {
+      for (; i < all.size(); ++i) push_list(apart, kPlaceApart, all[i]);
+      throw;
+    }
+  }
+
   // The ratio between the level whose lower bound is x and the next finer one.
   double step_below(double x) const { return x > ladder_floor ? ladder_f : cfg.hierarchy_factor; }
   void reset_ladder() {
