@@ -211,3 +211,18 @@ def test_stub_names_every_class_and_function():
     assert set(hhg.__all__) <= names
     for _, cls in hhg._hhg._method_classes():
         assert cls in names
+
+
+def test_needles_get_short_cells_exactly():
+    # 10x1x1 boxes along x inserted at once: cells 8 times shorter on y and z
+    # (stats' cell_edges), the same pairs as brute force.
+    rng = np.random.default_rng(5)
+    lo = rng.uniform(0, 25, size=(2000, 3))
+    bx = np.concatenate([lo, lo + np.array([10.0, 1.0, 1.0]) * rng.uniform(0.8, 1.2, size=(2000, 3))], axis=1)
+    g = hhg.HashGrids(dim=3)
+    ids = g.insert(bx)
+    grid = g.stats()["grids"][0]
+    assert grid["cell_edges"] == (grid["cell_size"], grid["cell_size"] / 8, grid["cell_size"] / 8)
+    from scenes import brute_pairs
+    want = np.sort(ids[brute_pairs(bx)], axis=1)
+    np.testing.assert_array_equal(g.pairs(), want[np.lexsort((want[:, 1], want[:, 0]))])
