@@ -30,9 +30,7 @@ using hhg::handle_pair;
 
 template <class M>
 class AxisScale : public ::testing::Test {};
-using scale_types = ::testing::Types<hhg::hash_grids<2, float>, hhg::hash_grids<2, double>, hhg::hash_grids<3, float>,
-                                     hhg::hash_grids<3, double>>;
-TYPED_TEST_SUITE(AxisScale, scale_types);
+TYPED_TEST_SUITE(AxisScale, hhg_test::grid_types);
 
 // A box with edge `lengths[i] * (0.8 .. 1.2)` on axis i (0 stays 0) and its
 // min corner uniform in [offset, offset + world) per axis.
