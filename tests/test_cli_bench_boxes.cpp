@@ -158,6 +158,13 @@ TEST_F(cli_bench_boxes, NewScenariosRunAndMemoryIsReportedSideBySide) {
   EXPECT_GT(j["bytes_per_object"].get<double>(), 0.0);
   EXPECT_TRUE(j["peak_bytes_per_object"].is_number());
   EXPECT_GE(j["peak_bytes"].get<long long>(), 0);
+  // the caller's handles (8 bytes each) and its largest pairs output (16 each)
+  // are counted apart: the own peak is the rise without them
+  EXPECT_TRUE(contains(r.out, "own peak:")) << r.out;
+  EXPECT_GE(j["caller_bytes"].get<long long>(),
+            static_cast<long long>(3000 * 8 + 16 * j["pairs_median"].get<double>()));
+  const double rise = j["peak_bytes_per_object"].get<double>(), own = j["own_peak_bytes_per_object"].get<double>();
+  EXPECT_NEAR(own, std::max(0.0, rise - static_cast<double>(j["caller_bytes"].get<long long>()) / 3000.0), 0.01);
 
   r = run("run --scenario terdiman --n 2000 --steps 2 --check -q --threads 1");
   ASSERT_EQ(r.status, 0) << r.err;
@@ -172,6 +179,8 @@ TEST_F(cli_bench_boxes, NewScenariosRunAndMemoryIsReportedSideBySide) {
     for (const auto& row : run["results"]) {
       EXPECT_EQ(row["note"], "") << run["scenario"] << " " << row["method"];
       EXPECT_TRUE(row["bytes_per_object"].is_number()) << row["method"];
+      EXPECT_GE(row["caller_bytes"].get<long long>(), 1500 * 8) << row["method"];  // the handles at least
+      EXPECT_LE(row["own_peak_bytes_per_object"].get<double>(), row["peak_bytes_per_object"].get<double>());
     }
 }
 

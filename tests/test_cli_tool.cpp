@@ -257,7 +257,7 @@ TEST_F(cli_tool, RunAndBenchJsonParseStrictly) {
   EXPECT_EQ(header,
             "scenario,n,steps,seed,method,setup_ms,step_ms_median,step_ms_mean,update_ms_median,detect_ms_median,"
             "pairs,peak_bytes,update_ms_max,detect_ms_max,bytes,peak_rss_kb,box_tests,cells_visited,step_ns_per_object,"
-            "bytes_per_object,peak_bytes_per_object,note");
+            "bytes_per_object,peak_bytes_per_object,caller_bytes,own_peak_bytes_per_object,note");
   for (const auto& key : b[0]["results"][0].items()) {
     if (key.key() == "pairs_per_step") continue;
     EXPECT_NE(std::find(columns.begin(), columns.end(), key.key()), columns.end()) << key.key();

@@ -24,6 +24,8 @@
 #include <optional>
 #include <string>
 
+#include <hhg/handle.hpp>
+
 namespace hhg::cli {
 
 class peak_meter {
@@ -87,5 +89,17 @@ class peak_meter {
   bool reset_ = false;
   bool from_rusage_ = false;
 };
+
+/// The part of a run's peak that is the caller's own data, not the method's:
+/// its handles (every element written) and its pairs output up to the most
+/// pairs any detection wrote (room reserved beyond that is never touched, so
+/// never resident). Subtracted from the rise it leaves the method's own peak:
+/// its structure and everything transient (issue 19's measure), which does
+/// not grow with the number of pairs per object.
+inline long long caller_bytes(std::size_t handles, std::size_t most_pairs) {
+  return static_cast<long long>(handles * sizeof(handle) + most_pairs * sizeof(handle_pair));
+}
+/// The rise without the caller's data (>= 0: page granularity can make the rise smaller).
+inline long long own_peak(long long rise, long long caller) { return rise > caller ? rise - caller : 0; }
 
 }  // namespace hhg::cli

@@ -178,7 +178,8 @@ struct summary {
   double pairs_median = 0;
   std::size_t bytes = 0;
   std::optional<std::uint64_t> peak_rss;
-  long long peak_rise = 0;  // bytes: the rise of the peak RSS from before setup to the end (peak_memory.hpp)
+  long long peak_rise = 0;     // bytes: the rise of the peak RSS from before setup to the end (peak_memory.hpp)
+  long long caller_bytes = 0;  // of that, the run's own vectors: handles and the largest pairs output
   statistics stats;
 };
 
@@ -218,6 +219,10 @@ void print_summary(const run_options& o, const summary& s, const char* scalar, u
   row("memory", format("steady %.1f bytes per object", static_cast<double>(s.bytes) / objects) +
                     format(", peak %.1f bytes per object", static_cast<double>(s.peak_rise) / objects) + " (" +
                     std::to_string(s.bytes) + " bytes held; peak RSS rise " + std::to_string(s.peak_rise) + " bytes)");
+  row("own peak",
+      format("%.1f bytes per object", static_cast<double>(own_peak(s.peak_rise, s.caller_bytes)) / objects) +
+          " (the peak without the caller's handles and pairs," +
+          format(" %.1f bytes per object)", static_cast<double>(s.caller_bytes) / objects));
   row("peak RSS", s.peak_rss ? std::to_string(*s.peak_rss) + " bytes" : std::string("unknown"));
   std::string grids = std::to_string(s.stats.grids.size());
   if (!s.stats.grids_active)
@@ -287,6 +292,9 @@ void write_summary_json(std::FILE* f, const run_options& o, const config& cfg, c
   j["peak_rss_bytes"] = s.peak_rss ? nlohmann::ordered_json(*s.peak_rss) : nlohmann::ordered_json(nullptr);
   j["peak_bytes"] = s.peak_rise;
   j["peak_bytes_per_object"] = json_number(s.n ? static_cast<double>(s.peak_rise) / n : 0.0);
+  j["caller_bytes"] = s.caller_bytes;
+  j["own_peak_bytes_per_object"] =
+      json_number(s.n ? static_cast<double>(own_peak(s.peak_rise, s.caller_bytes)) / n : 0.0);
   j["check"] = o.check;
   j["config"] = {{"factor", json_number(cfg.hierarchy_factor)},
                  {"adaptive_factor", cfg.adaptive_factor},
@@ -351,6 +359,7 @@ int run_scenario(const run_options& o, const config& cfg, output_file& json) {
   const auto first = clock_type::now();
   grids.find_pairs(pairs);
   s.first_detect_ms = ms_between(first, clock_type::now());
+  std::size_t most_pairs = pairs.size();  // the pages of the pairs output ever written
   std::unique_ptr<oracle<D, T>> check;
   if (o.check) {
     std::vector<box<D, T>> all = boxes;
@@ -379,6 +388,7 @@ int run_scenario(const run_options& o, const config& cfg, output_file& json) {
       step_ms.push_back(ms_between(t0, t2));
       pair_counts.push_back(static_cast<double>(pairs.size()));
     }
+    most_pairs = std::max(most_pairs, pairs.size());
     if (check) {
       check->move_all(boxes);
       if (std::string diff = check->compare(pairs, grids); !diff.empty()) {
@@ -402,6 +412,7 @@ int run_scenario(const run_options& o, const config& cfg, output_file& json) {
   s.bytes = s.stats.bytes;
   s.peak_rss = peak_rss_bytes();
   s.peak_rise = memory.rise();
+  s.caller_bytes = caller_bytes(handles.capacity() + all_handles.capacity(), most_pairs);
   print_summary(o, s, scalar, pool->workers());
   if (json) {
     write_summary_json(json.get(), o, cfg, s, scalar, pool->workers());

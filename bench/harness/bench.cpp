@@ -58,6 +58,7 @@ struct result {
   // rise of the peak RSS over the RSS before the method was created (the
   // scene already generated): the method's peak memory (apps/hhg/peak_memory.hpp)
   long long peak_bytes = 0;
+  long long caller_bytes = 0;  // of that, the harness' handles and pairs output (caller_bytes in peak_memory.hpp)
   // counters of the last detection, -1 where the method does not count
   long long box_tests = -1, cells_visited = -1;
   std::string pair_counts;  // per step, comma separated
@@ -94,9 +95,10 @@ std::vector<handle> insert_boxes(M& m, const std::vector<typename M::box_type>& 
 
 /// Memory and counters at the end of a run.
 template <class M>
-void finish(const M& m, const peak_meter& memory, result& res) {
+void finish(const M& m, const peak_meter& memory, std::size_t handles, std::size_t most_pairs, result& res) {
   res.bytes = m.bytes();
   res.peak_bytes = memory.rise();
+  res.caller_bytes = caller_bytes(handles, most_pairs);
   res.peak_rss_kb = static_cast<long>(peak_meter::peak_rss() / 1024);
   if constexpr (requires { m.stats().box_tests; }) {
     const auto counters = m.stats();
@@ -129,6 +131,7 @@ result measure(M m, const std::string& scenario, std::size_t n, std::size_t step
   std::vector<handle_pair> pairs;
   m.find_pairs(pairs);
   res.setup_ms = ms(t0, clock_type::now());
+  std::size_t most_pairs = pairs.size();
   std::vector<double> up, det, st, pc;
   for (std::size_t s = 1; s <= steps; ++s) {
     scene.step();
@@ -141,6 +144,7 @@ result measure(M m, const std::string& scenario, std::size_t n, std::size_t step
     const auto b = clock_type::now();
     m.find_pairs(pairs);
     const auto c = clock_type::now();
+    most_pairs = std::max(most_pairs, pairs.size());
     if (!res.pair_counts.empty()) res.pair_counts += ',';
     res.pair_counts += std::to_string(pairs.size());
     if (s > 2 || steps <= 2) {
@@ -157,7 +161,7 @@ result measure(M m, const std::string& scenario, std::size_t n, std::size_t step
   res.step_med = median(st);
   for (const double x : st) res.step_mean += x / static_cast<double>(st.size());
   res.pairs_med = median(pc);
-  finish(m, memory, res);
+  finish(m, memory, hs.capacity(), most_pairs, res);
   return res;
 }
 
@@ -185,6 +189,7 @@ result measure_boxes(M m, const std::vector<typename M::box_type>& start, std::s
   res.setup_ms = ms(t0, clock_type::now());
   res.pair_counts = std::to_string(pairs.size());
   res.pairs_med = static_cast<double>(pairs.size());
+  std::size_t most_pairs = pairs.size();
   std::vector<double> velocity;
   if (steps > 0) {
     scenes::rng r(seed);
@@ -223,6 +228,7 @@ result measure_boxes(M m, const std::vector<typename M::box_type>& start, std::s
     const auto b = clock_type::now();
     m.find_pairs(pairs);
     const auto c = clock_type::now();
+    most_pairs = std::max(most_pairs, pairs.size());
     res.pair_counts += ',' + std::to_string(pairs.size());
     if (s > 2 || steps <= 2) {
       up.push_back(ms(a, b));
@@ -240,7 +246,7 @@ result measure_boxes(M m, const std::vector<typename M::box_type>& start, std::s
     for (const double x : st) res.step_mean += x / static_cast<double>(st.size());
     res.pairs_med = median(pc);
   }
-  finish(m, memory, res);
+  finish(m, memory, hs.capacity(), most_pairs, res);
   return res;
 }
 
@@ -249,7 +255,7 @@ std::string encode(const result& r) {
   s.precision(9);
   s << r.setup_ms << ' ' << r.update_med << ' ' << r.update_max << ' ' << r.detect_med << ' ' << r.detect_max << ' '
     << r.step_med << ' ' << r.step_mean << ' ' << r.pairs_med << ' ' << r.bytes << ' ' << r.peak_rss_kb << ' '
-    << r.peak_bytes << ' ' << r.box_tests << ' ' << r.cells_visited << ' ' << r.pair_counts;
+    << r.peak_bytes << ' ' << r.caller_bytes << ' ' << r.box_tests << ' ' << r.cells_visited << ' ' << r.pair_counts;
   return s.str();
 }
 
@@ -257,7 +263,7 @@ bool decode(const std::string& line, result& r) {
   std::istringstream s(line);
   return static_cast<bool>(s >> r.setup_ms >> r.update_med >> r.update_max >> r.detect_med >> r.detect_max >>
                            r.step_med >> r.step_mean >> r.pairs_med >> r.bytes >> r.peak_rss_kb >> r.peak_bytes >>
-                           r.box_tests >> r.cells_visited >> r.pair_counts);
+                           r.caller_bytes >> r.box_tests >> r.cells_visited >> r.pair_counts);
 }
 
 // The `factor` experiment: hhg with these hierarchy factors.
@@ -590,6 +596,12 @@ const std::vector<column>& result_columns() {
        [](const result& r) {
          return ran(r) ? J(json_number(per_object(static_cast<double>(r.peak_bytes), r.n))) : J(nullptr);
        }},
+      {"caller_bytes", counter(&result::caller_bytes)},
+      {"own_peak_bytes_per_object",  // the peak without the harness' handles and pairs
+       [](const result& r) {
+         return ran(r) ? J(json_number(per_object(static_cast<double>(own_peak(r.peak_bytes, r.caller_bytes)), r.n)))
+                       : J(nullptr);
+       }},
       {"note", [](const result& r) { return J(r.note); }},
   };
   return columns;
@@ -728,7 +740,8 @@ int bench_command(const bench_options& o) {
   // one-shot time with --boxes and no --steps) is shown only when an hhg row
   // ran; rows without an hhg reference show "-". "B/obj" is the steady memory
   // (bytes() / N, "-" where a method does not know: the peers), "peak B/obj"
-  // the rise of the peak RSS over the run / N.
+  // the rise of the peak RSS over the run / N, "own peak" the same without
+  // the harness' handles and pairs (the method's structure and transients).
   const bool one_shot = steps == 0;
   auto key_time = [&](const result& r) { return one_shot ? r.setup_ms : r.step_med; };
   std::map<std::pair<std::string, std::size_t>, double> hhg_time;
@@ -740,7 +753,8 @@ int bench_command(const bench_options& o) {
        pad(one_shot ? "one-shot ms" : "setup ms", 11, false) + " " + pad("update ms", 10, false) + " " +
        pad("detect ms", 10, false) + " " + pad("ns/obj/step", 11, false) + " ";
   if (ratio_column) t += pad("x hhg", 8, false) + " ";
-  t += pad("pairs", 10, false) + " " + pad("B/obj", 8, false) + " " + pad("peak B/obj", 10, false) + "  note\n";
+  t += pad("pairs", 10, false) + " " + pad("B/obj", 8, false) + " " + pad("peak B/obj", 10, false) + " " +
+       pad("own peak", 8, false) + "  note\n";
   for (const auto& r : results) {
     t += pad(r.scenario, 12, true) + " " + pad(std::to_string(r.n), 9, false) + " " + pad(r.method, 15, true) + " ";
     if (!ran(r)) {
@@ -762,7 +776,9 @@ int bench_command(const bench_options& o) {
     t += pad(fixed(r.pairs_med, 0), 10, false) + " ";
     // bytes(): 0 where a method does not know (the peers): no meaningless 0.0
     t += pad(r.bytes > 0 ? fixed(static_cast<double>(r.bytes) / n, 1) : "-", 8, false) + " " +
-         pad(fixed(static_cast<double>(r.peak_bytes) / n, 1), 10, false) + "  " + r.note + "\n";
+         pad(fixed(static_cast<double>(r.peak_bytes) / n, 1), 10, false) + " " +
+         pad(fixed(static_cast<double>(own_peak(r.peak_bytes, r.caller_bytes)) / n, 1), 8, false) + "  " + r.note +
+         "\n";
   }
   std::fwrite(t.data(), 1, t.size(), stdout);
   flush_stdout();
