@@ -18,6 +18,7 @@
       OUT/results.json (a list of runs), OUT/results.csv (one header) and
       OUT/summary.txt (the tables) from every scenario's raw files.
 """
+import csv as csvlib
 import json
 import os
 import sys
@@ -84,19 +85,30 @@ def merge_alone(out, sc):
 
 
 def merge_all(out, names):
-    runs, csv, text = [], [], []
+    # Raw files written by different hhg_bench versions may have different
+    # columns (keys are added, never renamed): the merged CSV has every
+    # column, in the order first seen, each row's values under its own names
+    # and empty where its file lacks the column.
+    runs, tables, text = [], [], []
     for sc in names:
         with open(os.path.join(out, "raw", sc + ".json")) as f:
             runs.extend(json.load(f))
-        with open(os.path.join(out, "raw", sc + ".csv")) as f:
-            lines = f.read().splitlines()
-        csv.extend(lines if not csv else lines[1:])
+        with open(os.path.join(out, "raw", sc + ".csv"), newline="") as f:
+            tables.append(list(csvlib.reader(f)))
         with open(os.path.join(out, "raw", sc + ".txt")) as f:
             text.append(f.read())
+    header = []
+    for t in tables:
+        header.extend(c for c in t[0] if c not in header)
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(runs, f, indent=1)
-    with open(os.path.join(out, "results.csv"), "w") as f:
-        f.write("\n".join(csv) + "\n")
+    with open(os.path.join(out, "results.csv"), "w", newline="") as f:
+        w = csvlib.writer(f, lineterminator="\n")
+        w.writerow(header)
+        for t in tables:
+            for row in t[1:]:
+                by_name = dict(zip(t[0], row))
+                w.writerow([by_name.get(c, "") for c in header])
     with open(os.path.join(out, "summary.txt"), "w") as f:
         f.write("\n".join(text))
 

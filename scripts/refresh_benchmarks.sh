@@ -12,7 +12,9 @@
 # own process, as always), written to OUT/raw/<scenario>.{json,csv,txt}; a
 # scenario already in OUT/raw is not run again (delete the file to redo it),
 # so an interrupted refresh resumes. Then OUT/results.{json,csv} (merged),
-# OUT/summary.txt (the tables), summary.md and the plots; with the default
+# OUT/summary.txt (the tables), summary.md and the plots, from every scenario
+# in OUT/raw (so `--scenarios X` after deleting OUT/raw/X.* re-runs X alone and
+# keeps the rest); with the default
 # OUT, also the generated tables of docs/benchmarks/README.md and README.md
 # (between their `<!-- begin/end generated -->` markers). `terdiman` (one-shot
 # data) runs at the --sizes up to 10^5, plus his 10^4 and 10^5 when --sizes
@@ -76,13 +78,12 @@ fi
 [ -x "$bench" ] || { echo "refresh_benchmarks.sh: $bench not built" >&2; exit 1; }
 
 # every experiment `hhg_bench --help` offers, unless --scenarios says otherwise
-if [ -z "$scenarios" ]; then
-  scenarios=$("$bench" --help | "$python" -c '
+offered=$("$bench" --help | "$python" -c '
 import re, sys
 m = re.search(r"--scenario TEXT:\{([^}]*)\}", sys.stdin.read())
 print(m.group(1) if m else "")')
-fi
-[ -n "$scenarios" ] || { echo "refresh_benchmarks.sh: no scenarios found in hhg_bench --help" >&2; exit 1; }
+[ -n "$offered" ] || { echo "refresh_benchmarks.sh: no scenarios found in hhg_bench --help" >&2; exit 1; }
+[ -n "$scenarios" ] || scenarios=$offered
 
 # with --lanes: the methods of the lanes and those run alone afterwards
 all_methods=$methods
@@ -158,7 +159,16 @@ else
   done
 fi
 
-"$python" "$here/scripts/merge_bench.py" all "$out" "${scenario_list[@]}"
+# The merge takes every scenario whose results are in OUT/raw, in hhg_bench's
+# order, not only those of this call: a scenario re-run alone (its raw files
+# deleted, --scenarios naming it) replaces its own rows and keeps the others'.
+merged=()
+IFS=, read -r -a offered_list <<< "$offered"
+for sc in "${offered_list[@]}" "${scenario_list[@]}"; do
+  [ -s "$out/raw/$sc.json" ] || continue
+  in_list "$sc" "$(IFS=,; echo "${merged[*]:-}")" || merged+=("$sc")
+done
+"$python" "$here/scripts/merge_bench.py" all "$out" "${merged[@]}"
 plot_args=("$out/results.json" "$out")
 if [ "$(cd "$out" && pwd)" = "$here/docs/benchmarks" ]; then
   plot_args+=(--update "$here/docs/benchmarks/README.md" --update "$here/README.md")

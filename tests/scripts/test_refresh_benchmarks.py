@@ -11,6 +11,9 @@ pivot-chunked on every scenario at N = 300 and 600, then checks:
   - raw/ holds one json, csv and txt per scenario and no parts;
   - results.json / results.csv / summary.md hold every run, in one order;
   - a second refresh on the same output runs nothing (the resume);
+  - one scenario re-run (its raw files deleted, --scenarios naming it) keeps
+    every other scenario in the merge, and raw CSVs of an older hhg_bench
+    (fewer columns) merge by column name;
   - scripts/merge_bench.py refuses parts whose pairs differ, and keeps them;
   - scripts/plot_bench.py --update rewrites only the generated blocks, the
     same text twice, and refuses (changing no file) a file without blocks,
@@ -107,6 +110,34 @@ def main():
     again = run(refresh + ["--lanes", "2"])
     check(" at N = " not in again.stderr, f"the second refresh ran nothing: {again.stderr}")
     check(all(read(os.path.join(out, "raw", f)) == t for f, t in before.items()), "the raw files are unchanged")
+
+    # one scenario re-run on top of a full refresh: its raw files deleted,
+    # --scenarios naming it; the merge keeps every other scenario's runs
+    for ext in ("json", "csv", "txt"):
+        os.remove(os.path.join(out, "raw", "equal." + ext))
+    one = run(refresh + ["--lanes", "2", "--scenarios", "equal"])
+    check(one.stderr.count(" at N = ") == 2, f"only equal ran (lane and alone): {one.stderr}")
+    rerun = json.loads(read(os.path.join(out, "results.json")))
+    check(sorted({r["scenario"] for r in rerun}) == scenarios and len(rerun) == len(runs),
+          "after one scenario re-run alone, results.json still holds every scenario")
+    check([r["scenario"] for r in rerun] == [r["scenario"] for r in runs], "in the same order")
+    # a raw file of an older hhg_bench (fewer columns) merges by column name
+    sparse_csv = os.path.join(out, "raw", "sparse.csv")
+    lines = read(sparse_csv).splitlines()
+    cols = lines[0].split(",")
+    drop = cols.index("caller_bytes")
+    with open(sparse_csv, "w") as f:
+        f.write("\n".join(",".join(c for i, c in enumerate(line.split(",")) if i != drop) for line in lines) + "\n")
+    run([PY, MERGE, "all", out] + [sc for sc in dict.fromkeys(r["scenario"] for r in runs) if sc in labels])
+    merged = read(os.path.join(out, "results.csv")).splitlines()
+    check(merged[0].split(",") == cols, f"the merged header has every column: {merged[0]}")
+    for line in merged[1:]:
+        f = line.split(",")
+        check(len(f) == len(cols), f"every row has every column: {line}")
+        if f[0] == "sparse":
+            check(f[cols.index("caller_bytes")] == "" and f[cols.index("method")] in METHODS,
+                  f"an older file's row: empty where it lacks the column, the rest in place: {line}")
+    summary = read(os.path.join(out, "summary.md"))  # (the re-run's)
 
     # merge_bench.py refuses parts whose pairs differ, and keeps them
     bad = os.path.join(work, "bad")
