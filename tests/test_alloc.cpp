@@ -174,6 +174,41 @@ TYPED_TEST(NoAllocation, RebuildStrategy) {
   EXPECT_GT(pairs, 0u);
 }
 
+// Needles inserted at once get cells that follow their shape (axis scales);
+// every detection then samples the objects' shape (check_shape), which
+// allocates nothing while they keep it.
+TEST(NoAllocationShape, NeedlesSampledAtEveryDetection) {
+  using B = box<3, double>;
+  hhg::scenes::rng r(31);
+  std::vector<B> a;
+  for (int i = 0; i < 3000; ++i) {  // 10 long along x, 1 across
+    B x;
+    for (int k = 0; k < 3; ++k) {
+      x.min[k] = r.uniform(0, 40);
+      x.max[k] = x.min[k] + (k == 0 ? 10 : 1);
+    }
+    a.push_back(x);
+  }
+  std::vector<B> b = a;
+  for (B& x : b) x = shifted(x, 1e-3);
+  hash_grids<3, double> m;
+  const std::vector<handle> hs = m.insert(std::span<const B>(a));
+  ASSERT_EQ(m.path_counts().axes_scaled, 1u);
+  std::vector<handle_pair> out;
+  auto step = [&](std::size_t k) {
+    const auto& boxes = k % 2 ? b : a;
+    for (std::size_t i = 0; i < hs.size(); ++i) m.move(hs[i], boxes[i]);
+    m.find_pairs(out);
+  };
+  for (std::size_t k = 0; k < 6; ++k) step(k);
+  const std::uint64_t before = allocations.load(), checks = m.path_counts().shape_checks;
+  for (std::size_t k = 0; k < 6; ++k) step(k);
+  EXPECT_EQ(allocations.load() - before, 0u);
+  EXPECT_EQ(m.path_counts().shape_checks, checks + 6) << "every detection sampled the shape";
+  EXPECT_EQ(m.path_counts().reshapes, 0u);
+  EXPECT_GT(out.size(), 0u);
+}
+
 // --- out of memory ------------------------------------------------------------
 
 /// Everything a user can observe: the boxes of the given handles, whether
@@ -573,6 +608,81 @@ TEST(OutOfMemory, BulkInsertFailureChangesNothing) {
     }
     EXPECT_GT(k, 3) << "the bulk insert allocates at several points";
   }
+}
+
+// Needles that turn from x to y make the cells chosen for them wrong: a
+// detection re-shapes them (check_shape), every grid laid out again in one
+// pass. A failure at any allocation of that detection loses no object (those
+// not yet placed are kept apart), validate() holds, and the next detection is
+// exact.
+TEST(OutOfMemory, ReshapeFailureLosesNothing) {
+  using B = box<3, double>;
+  hhg::scenes::rng r(21);
+  std::vector<B> bs;
+  for (int i = 0; i < 600; ++i) {  // 10 long along x, 1 across
+    B b;
+    for (int a = 0; a < 3; ++a) {
+      b.min[a] = r.uniform(0, 30);
+      b.max[a] = b.min[a] + (a == 0 ? 10 : 1);
+    }
+    bs.push_back(b);
+  }
+  hhg::detail::tuning t;
+  t.bulk_min = 64;  // the bulk paths at test sizes
+  hash_grids<3, double> base;
+  base.set_tuning(t);
+  const std::vector<handle> hs = base.insert(std::span<const B>(bs));
+  ASSERT_EQ(base.path_counts().axes_scaled, 1u);
+  for (B& b : bs) {  // turned to y
+    b.max[0] = b.min[0] + 1;
+    b.max[1] = b.min[1] + 10;
+  }
+  base.move(std::span<const handle>(hs), std::span<const B>(bs));
+  int calls = 0;  // detections up to the one that re-shapes
+  {
+    hash_grids<3, double> probe = base;
+    std::vector<handle_pair> out;
+    while (probe.path_counts().reshapes == 0 && calls < 8) {
+      probe.find_pairs(out);
+      ++calls;
+    }
+    ASSERT_EQ(probe.path_counts().reshapes, 1u);
+  }
+  std::vector<handle_pair> want;
+  for (std::size_t i = 0; i < bs.size(); ++i)
+    for (std::size_t j = i + 1; j < bs.size(); ++j)
+      if (hhg::overlaps(bs[i], bs[j])) want.push_back({hs[i], hs[j]});
+  hhg::canonicalize(want);
+  int k = 1;
+  for (; k < 100000; ++k) {
+    hash_grids<3, double> m = base;
+    std::vector<handle_pair> got;
+    for (int c = 1; c < calls; ++c) m.find_pairs(got);
+    bool failed = false;
+    fail_at.store(allocations.load() + static_cast<std::uint64_t>(k));
+    try {
+      m.find_pairs(got);
+    } catch (const std::bad_alloc&) {
+      failed = true;
+    }
+    fail_at.store(0);
+    ASSERT_NO_THROW(m.validate()) << "allocation " << k;
+    ASSERT_EQ(m.size(), hs.size());
+    for (std::size_t i = 0; i < hs.size(); ++i) {
+      ASSERT_TRUE(m.contains(hs[i])) << "object " << i << " lost (allocation " << k << ")";
+      const B x = m.get(hs[i]);
+      ASSERT_TRUE(x.min == bs[i].min && x.max == bs[i].max) << "object " << i << " (allocation " << k << ")";
+    }
+    m.find_pairs(got);
+    hhg::canonicalize(got);
+    ASSERT_EQ(got, want) << "allocation " << k << (failed ? " failed" : " did not fail");
+    if (!failed) {
+      EXPECT_EQ(m.path_counts().reshapes, 1u);
+      EXPECT_EQ(m.path_counts().bulk_inserts, base.path_counts().bulk_inserts + 1) << "the layout in one pass";
+      break;
+    }
+  }
+  EXPECT_GT(k, 3) << "the re-shaping detection allocates at several points";
 }
 
 }  // namespace

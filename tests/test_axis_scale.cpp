@@ -198,8 +198,8 @@ TYPED_TEST(AxisScale, TwoOrientations) {
 // Needles turned after the scales were chosen for them (levels.hpp,
 // made_longer; state.hpp, check_shape): a needle along x turned to y is 8
 // times longer under 1 x 8 x 8 and rises a level, where every other needle
-// searches it. More than 1 in 64 turned, and within kShapeCheckEvery (4)
-// detections the grids are built again under scales for the objects as they
+// searches it. More than 1 in 64 turned, and the next detection builds the
+// grids again under scales for the objects as they
 // are: all turned, short cells across y (8 x 1 x 8, 8 x 1); half turned, only
 // z short (3D) or cubes (2D). 1 in 200 turned keeps the scales. Exact at every
 // detection, through find_pairs and for_each_pair.
@@ -207,13 +207,18 @@ TYPED_TEST(AxisScale, TurnedNeedlesReshapeTheCells) {
   constexpr int D = TypeParam::dimension;
   using T = typename TypeParam::scalar;
   using B = hhg::box<D, T>;
-  for (const double turned : {1.0, 0.5, 0.005}) {
+  // (bulk_min 10^9: the reshape places the objects one by one)
+  for (const auto& [turned, bulk_min] : {std::pair{1.0, 64}, {0.5, 64}, {0.005, 64}, {1.0, 1000000000}}) {
     SCOPED_TRACE(turned);
+    SCOPED_TRACE(bulk_min);
     std::vector<B> bs = needles<D, T>(4000, 0, 0, 13);
     TypeParam m;
-    m.set_tuning(hhg_test::small_tuning());
+    auto tune = hhg_test::small_tuning();
+    tune.bulk_min = static_cast<std::size_t>(bulk_min);
+    m.set_tuning(tune);
     const std::vector<handle> hs = m.insert(std::span<const B>(bs));
     ASSERT_EQ(m.path_counts().axes_scaled, 1u);
+    const std::uint64_t bulk_before = m.path_counts().bulk_inserts;
     for (std::size_t i = 0; i < static_cast<std::size_t>(turned * static_cast<double>(bs.size())); ++i) {
       const T ex = bs[i].max[0] - bs[i].min[0], ey = bs[i].max[1] - bs[i].min[1];
       bs[i].max[0] = bs[i].min[0] + ey;
@@ -230,7 +235,13 @@ TYPED_TEST(AxisScale, TurnedNeedlesReshapeTheCells) {
         EXPECT_EQ(as_indices(seen, hs), want) << k;
       }
       EXPECT_NO_THROW(m.validate());
+      if (turned >= 0.5) {
+        EXPECT_EQ(m.path_counts().reshapes, 1u) << "re-shaped at the first detection after the turn";
+      }
     }
+    // the reshape lays the grids out in one pass, as a bulk insert, unless the batch is small
+    const std::uint64_t bulk_after = m.path_counts().reshapes == 1u && bulk_min == 64 ? bulk_before + 1 : bulk_before;
+    EXPECT_EQ(m.path_counts().bulk_inserts, bulk_after);
     if (turned == 1.0) {
       EXPECT_EQ(m.path_counts().reshapes, 1u);
       expect_edges(m, 2u, 8);

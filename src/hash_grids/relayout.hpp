@@ -486,18 +486,14 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
 
 // ---- bulk insert -----------------------------------------------------------------
 // Many new objects at once (a scene loaded, a one-shot query): their slots
-// are made, their grid levels created and each grid grown to its final size
-// while it is still empty (or by maybe_grow when it is not), and then the
-// grids are laid out with the new objects by bulk_move's passes, in cell
-// order, in parallel chunks: one pass over the objects instead of one hashed
-// insertion each. Objects kept apart (unbounded) are placed one by one.
-// The handles are appended to `out`, in the order of `bs` (the caller's
-// vector: no second one of 8 bytes per object to fill and copy).
-// Returns false, having changed nothing, when the structure is not active
-// (the caller inserts one by one; activation happens there) or the batch is
-// small. Memory running out: the new slots are given back, `out` is cut back
-// to its size on entry, the levels made and growths done stay (they hold no
-// object), and the error propagates.
+// are made, then lay_out_new (below) places them. The handles are appended
+// to `out`, in the order of `bs` (the caller's vector: no second one of 8
+// bytes per object to fill and copy). Returns false, having changed
+// nothing, when the structure is not active (the caller inserts one by one;
+// activation happens there) or the batch is small. Memory running out: the
+// new slots are given back, `out` is cut back to its size on entry, the
+// levels made and growths done stay (they hold no object), and the error
+// propagates.
 template <int D, class T>
 bool hash_grids_state<D, T>::bulk_insert(std::span<const box_t> bs, std::span<const double> effs,
                                          std::vector<handle>& out) {
@@ -505,15 +501,9 @@ bool hash_grids_state<D, T>::bulk_insert(std::span<const box_t> bs, std::span<co
   if (!active || rebuild_pending || n < tune.bulk_min || n + slots.size() >= npos - 1) return false;
   const std::size_t first = out.size();  // the new handles go after the caller's
   out.reserve(first + n);
-  std::vector<std::size_t> incoming;
-  std::vector<handle> hs;
-  std::vector<box_t> kept;  // the bounded boxes when some are not
-  std::vector<std::size_t> apart_ones;
   const std::size_t slots_before = slots.size();
   const std::uint32_t free_before = free_head;
   std::vector<std::uint32_t> placed;  // the fallback's placed objects (undone on failure)
-  constexpr std::uint8_t kNoGrid = 255;
-  std::vector<std::uint8_t> gid_of;  // the grid of each object of bs (kNoGrid: apart; of `kept` below when some are)
   try {
     reserve_for(slots, slots.size() + n);
     // The handles: slots from the free list while it has one, then new
@@ -533,123 +523,7 @@ bool hash_grids_state<D, T>::bulk_insert(std::span<const box_t> bs, std::span<co
         out[o0 + k] = {static_cast<std::uint32_t>(s0 + k), 1u};
       }
     }
-    // Each object's grid, found once here (the incoming counts size the
-    // grids below) and read by bulk_move's first pass. An all-zero box
-    // (eff 0) fits every grid; grid_for gives it the finest, as one by one.
-    static_assert(kMaxGrids < kNoGrid, "a grid id fits in gid_of's byte");
-    gid_of.resize(n);
-    std::uint32_t last_gid = npos;
-    for (std::size_t i = 0; i < n; ++i) {
-      const double eff = effs[i];  // (effective_size(bs[i]): infinite for a box not bounded)
-      if (std::isinf(eff)) {
-        apart_ones.push_back(i);
-        gid_of[i] = kNoGrid;
-        continue;
-      }
-      if (last_gid == npos || !(eff > 0) || !fits(grids[last_gid], eff)) last_gid = grid_for(eff);
-      gid_of[i] = static_cast<std::uint8_t>(last_gid);
-      if (incoming.size() < grids.size()) incoming.resize(grids.size(), 0);
-      ++incoming[last_gid];
-    }
-    // Grow before the objects come: the cell count grows by the thesis'
-    // steps (2^D) until the grid's objects and the incoming ones fit the
-    // density. An empty grid has nothing to rehash. With
-    // growth_rule::by_occupancy the shape follows the extent per axis of
-    // the incoming objects and those already in the grid (shape_for; a
-    // pass over a sample of the batch's min corners), and a grid that holds objects
-    // (at least the activation's first ones) is rehashed to it (reshape_grid).
-    const bool by_occupancy = cfg.growth == growth_rule::by_occupancy;
-    auto total_for = [&](const grid& g, std::size_t objects) {
-      std::uint32_t total = code_bits(g);
-      while (objects > (std::uint64_t{1} << total) / cfg.minimal_grid_density && total + D <= 31) total += D;
-      return total;
-    };
-    std::vector<axis_extent> extents;
-    if (by_occupancy) {
-      std::vector<std::uint8_t> wanted(incoming.size(), 0);
-      bool any = false;
-      for (std::size_t id = 0; id < incoming.size(); ++id)
-        if (incoming[id] != 0 && total_for(grids[id], grids[id].objects + incoming[id]) != code_bits(grids[id]))
-          wanted[id] = 1, any = true;
-      // Every stride-th box, the levels' sample (sample_step: the extent,
-      // not every object, is wanted; with 2^16, every box of P. Terdiman's
-      // 10^5 was read, 1 ms of a 8.7 ms bulk insert; with 2^12, half of his
-      // 10^4, 2.7 % of that one-shot), every box when a grid got fewer than
-      // 64 of its incoming objects that way.
-      auto measure = [&](std::size_t stride) {
-        extents.assign(incoming.size(), axis_extent{});
-        std::vector<std::size_t> seen(incoming.size(), 0);
-        for (std::size_t i = 0; i < n; i += stride) {
-          const box_t& b = bs[i];
-          const std::uint32_t gid = gid_of[i];
-          if (gid >= wanted.size() || !wanted[gid]) continue;  // (kept apart: kNoGrid)
-          ++seen[gid];
-          const grid& g = grids[gid];
-          for (int a = 0; a < D; ++a) extents[gid].add(a, floor_to_int(static_cast<double>(b.min[a]) * g.inv[a]));
-        }
-        for (std::size_t id = 0; id < seen.size(); ++id)
-          if (wanted[id] && seen[id] < std::min<std::size_t>(incoming[id], 64)) return false;
-        return true;
-      };
-      if (any && !measure(level_choice<D, T>::sample_step(n))) measure(1);
-    }
-    for (std::size_t id = 0; id < incoming.size(); ++id) {
-      if (incoming[id] == 0) continue;
-      grid& g = grids[id];
-      if (g.objects == 0 || by_occupancy) {
-        const std::uint32_t total = total_for(g, g.objects + incoming[id]);
-        if (total != code_bits(g)) {
-          std::array<std::uint32_t, D> bits = g.bits;
-          std::vector<entry> all;
-          all.reserve(g.objects);
-          gather(g, all);
-          if (by_occupancy) {
-            add_extent(g, all, extents[id]);
-            bits = shape_for(extents[id], total);
-          } else {
-            for (int a = 0; a < D; ++a) bits[a] += (total - code_bits(g)) / D;
-          }
-          reshape_grid(static_cast<std::uint32_t>(id), bits, all);
-        }
-      } else {
-        for (std::uint64_t cells = 0; cells != g.cell_count();) {
-          cells = g.cell_count();
-          maybe_grow(static_cast<std::uint32_t>(id), incoming[id]);
-        }
-      }
-    }
-    std::span<const box_t> bounded = bs;
-    std::span<const handle> handles = std::span<const handle>(out).subspan(first);
-    if (!apart_ones.empty()) {
-      kept.reserve(n - apart_ones.size());
-      hs.reserve(n - apart_ones.size());
-      for (std::size_t i = 0, a = 0; i < n; ++i) {
-        if (a < apart_ones.size() && apart_ones[a] == i) {
-          ++a;
-          continue;
-        }
-        gid_of[kept.size()] = gid_of[i];
-        kept.push_back(bs[i]);
-        hs.push_back(out[first + i]);
-      }
-      bounded = kept;
-      handles = hs;
-      reserve_for(apart, apart.size() + apart_ones.size());
-    }
-    std::size_t checked = 0;
-    const bool laid = bounded.empty() || bulk_move(handles, bounded, checked, gid_of.data());
-    release_bulk_scratch();
-    if (!laid) {  // (fewer bounded objects than bulk_min, or a pool past 2^32 entries): one by one
-      for (std::size_t i = 0, a = 0; i < n; ++i) {
-        if (a < apart_ones.size() && apart_ones[a] == i) {
-          ++a;
-          continue;
-        }
-        placed.reserve(n);
-        place(entry::make(bs[i], out[first + i]));
-        placed.push_back(out[first + i].index);
-      }
-    }
+    lay_out_new(bs, effs, std::span<const handle>(out).subspan(first), placed);
   } catch (...) {
     release_bulk_scratch();
     for (std::size_t k = placed.size(); k-- > 0;) unplace(placed[k]);
@@ -661,9 +535,148 @@ bool hash_grids_state<D, T>::bulk_insert(std::span<const box_t> bs, std::span<co
     out.resize(first);
     throw;
   }
-  for (std::size_t i : apart_ones) push_list(apart, kPlaceApart, entry::make(bs[i], out[first + i]));
   count += n;
   return true;
+}
+
+// Places objects whose slots exist but are in no grid, list or apart (new
+// ones, or every object of a reshape): each object's grid level created
+// where needed, each grid grown to its final size while it is still empty
+// (or by maybe_grow when it is not), then the grids laid out with the
+// objects by bulk_move's passes, in cell order, in parallel chunks: one
+// pass over the objects instead of one hashed insertion each. Objects kept
+// apart (unbounded) are placed one by one; so are all of them when bulk_move
+// declines (fewer than bulk_min bounded ones, or a pool past 2^32 entries),
+// their slot indices recorded in `placed`. On failure (memory) the objects
+// not in `placed` are placed nowhere, and the error propagates.
+template <int D, class T>
+void hash_grids_state<D, T>::lay_out_new(std::span<const box_t> bs, std::span<const double> effs,
+                                         std::span<const handle> handles_in, std::vector<std::uint32_t>& placed) {
+  const std::size_t n = bs.size();
+  std::vector<std::size_t> incoming;
+  std::vector<handle> hs;
+  std::vector<box_t> kept;  // the bounded boxes when some are not
+  std::vector<std::size_t> apart_ones;
+  constexpr std::uint8_t kNoGrid = 255;
+  std::vector<std::uint8_t> gid_of;  // the grid of each object of bs (kNoGrid: apart; of `kept` below when some are)
+  // Each object's grid, found once here (the incoming counts size the
+  // grids below) and read by bulk_move's first pass. An all-zero box
+  // (eff 0) fits every grid; grid_for gives it the finest, as one by one.
+  static_assert(kMaxGrids < kNoGrid, "a grid id fits in gid_of's byte");
+  gid_of.resize(n);
+  std::uint32_t last_gid = npos;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double eff = effs[i];  // (effective_size(bs[i]): infinite for a box not bounded)
+    if (std::isinf(eff)) {
+      apart_ones.push_back(i);
+      gid_of[i] = kNoGrid;
+      continue;
+    }
+    if (last_gid == npos || !(eff > 0) || !fits(grids[last_gid], eff)) last_gid = grid_for(eff);
+    gid_of[i] = static_cast<std::uint8_t>(last_gid);
+    if (incoming.size() < grids.size()) incoming.resize(grids.size(), 0);
+    ++incoming[last_gid];
+  }
+  // Grow before the objects come: the cell count grows by the thesis'
+  // steps (2^D) until the grid's objects and the incoming ones fit the
+  // density. An empty grid has nothing to rehash. With
+  // growth_rule::by_occupancy the shape follows the extent per axis of
+  // the incoming objects and those already in the grid (shape_for; a
+  // pass over a sample of the batch's min corners), and a grid that holds objects
+  // (at least the activation's first ones) is rehashed to it (reshape_grid).
+  const bool by_occupancy = cfg.growth == growth_rule::by_occupancy;
+  auto total_for = [&](const grid& g, std::size_t objects) {
+    std::uint32_t total = code_bits(g);
+    while (objects > (std::uint64_t{1} << total) / cfg.minimal_grid_density && total + D <= 31) total += D;
+    return total;
+  };
+  std::vector<axis_extent> extents;
+  if (by_occupancy) {
+    std::vector<std::uint8_t> wanted(incoming.size(), 0);
+    bool any = false;
+    for (std::size_t id = 0; id < incoming.size(); ++id)
+      if (incoming[id] != 0 && total_for(grids[id], grids[id].objects + incoming[id]) != code_bits(grids[id]))
+        wanted[id] = 1, any = true;
+    // Every stride-th box, the levels' sample (sample_step: the extent,
+    // not every object, is wanted; with 2^16, every box of P. Terdiman's
+    // 10^5 was read, 1 ms of a 8.7 ms bulk insert; with 2^12, half of his
+    // 10^4, 2.7 % of that one-shot), every box when a grid got fewer than
+    // 64 of its incoming objects that way.
+    auto measure = [&](std::size_t stride) {
+      extents.assign(incoming.size(), axis_extent{});
+      std::vector<std::size_t> seen(incoming.size(), 0);
+      for (std::size_t i = 0; i < n; i += stride) {
+        const box_t& b = bs[i];
+        const std::uint32_t gid = gid_of[i];
+        if (gid >= wanted.size() || !wanted[gid]) continue;  // (kept apart: kNoGrid)
+        ++seen[gid];
+        const grid& g = grids[gid];
+        for (int a = 0; a < D; ++a) extents[gid].add(a, floor_to_int(static_cast<double>(b.min[a]) * g.inv[a]));
+      }
+      for (std::size_t id = 0; id < seen.size(); ++id)
+        if (wanted[id] && seen[id] < std::min<std::size_t>(incoming[id], 64)) return false;
+      return true;
+    };
+    if (any && !measure(level_choice<D, T>::sample_step(n))) measure(1);
+  }
+  for (std::size_t id = 0; id < incoming.size(); ++id) {
+    if (incoming[id] == 0) continue;
+    grid& g = grids[id];
+    if (g.objects == 0 || by_occupancy) {
+      const std::uint32_t total = total_for(g, g.objects + incoming[id]);
+      if (total != code_bits(g)) {
+        std::array<std::uint32_t, D> bits = g.bits;
+        std::vector<entry> all;
+        all.reserve(g.objects);
+        gather(g, all);
+        if (by_occupancy) {
+          add_extent(g, all, extents[id]);
+          bits = shape_for(extents[id], total);
+        } else {
+          for (int a = 0; a < D; ++a) bits[a] += (total - code_bits(g)) / D;
+        }
+        reshape_grid(static_cast<std::uint32_t>(id), bits, all);
+      }
+    } else {
+      for (std::uint64_t cells = 0; cells != g.cell_count();) {
+        cells = g.cell_count();
+        maybe_grow(static_cast<std::uint32_t>(id), incoming[id]);
+      }
+    }
+  }
+  std::span<const box_t> bounded = bs;
+  std::span<const handle> handles = handles_in;
+  if (!apart_ones.empty()) {
+    kept.reserve(n - apart_ones.size());
+    hs.reserve(n - apart_ones.size());
+    for (std::size_t i = 0, a = 0; i < n; ++i) {
+      if (a < apart_ones.size() && apart_ones[a] == i) {
+        ++a;
+        continue;
+      }
+      gid_of[kept.size()] = gid_of[i];
+      kept.push_back(bs[i]);
+      hs.push_back(handles_in[i]);
+    }
+    bounded = kept;
+    handles = hs;
+    reserve_for(apart, apart.size() + apart_ones.size());
+  }
+  std::size_t checked = 0;
+  const bool laid = bounded.empty() || bulk_move(handles, bounded, checked, gid_of.data());
+  release_bulk_scratch();
+  if (!laid) {  // (fewer bounded objects than bulk_min, or a pool past 2^32 entries): one by one
+    for (std::size_t i = 0, a = 0; i < n; ++i) {
+      if (a < apart_ones.size() && apart_ones[a] == i) {
+        ++a;
+        continue;
+      }
+      placed.reserve(n);
+      place(entry::make(bs[i], handles_in[i]));
+      placed.push_back(handles_in[i].index);
+    }
+  }
+  for (std::size_t i : apart_ones) push_list(apart, kPlaceApart, entry::make(bs[i], handles_in[i]));
 }
 
 }  // namespace detail

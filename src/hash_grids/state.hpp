@@ -12,6 +12,7 @@
 // these two. See docs/hash_grids.md for the map of the parts.
 #pragma once
 
+#include <memory>
 #include <span>
 
 #include "hash_grids/cells.hpp"
@@ -475,66 +476,96 @@ struct hash_grids_state : grid_types<D, T> {
   // needles along x makes a needle turned to y 8 times longer: it goes to a
   // coarser level, whose cells every needle along x then searches (10^5
   // needles, a tenth turned: 14.5 -> 649 box tests per object, detection
-  // 12x slower than cube cells). The check, before a detection while a
-  // scale is not 1, every kShapeCheckEvery-th: a sample of the objects (every
-  // step-th slot, an eighth of them, kShapeSampleMin to kShapeSample), counting those the scales make
-  // longer (level_choice::made_longer); more than 1 in 64, and the scales
-  // are chosen again (a choice that makes that many longer costs more than
-  // cubes, so it is not chosen again).
-  static constexpr std::size_t kShapeSample = 1024, kShapeSampleMin = 256, kShapeCheckEvery = 4;
-  std::size_t shape_checks = 0;
+  // 12x slower than cube cells; all turned, 2 * 10^5: 15 ms -> 1.5 s). The
+  // check, before every detection while a scale is not 1: a sample of the
+  // objects (every step-th slot, an eighth of them, kShapeSampleMin to
+  // kShapeSample), counting those the scales make longer
+  // (level_choice::made_longer); more than 1 in 64, and the scales are
+  // chosen again (a choice that makes that many longer costs more than
+  // cubes, so it is not chosen again). The count reads the boxes in place
+  // and allocates nothing; the sample is copied only for a new choice.
+  static constexpr std::size_t kShapeSample = 1024, kShapeSampleMin = 256;
   void check_shape() {
-    if (axis_scale == base::unit_scale() || rebuild_pending || ++shape_checks % kShapeCheckEvery != 0) return;
+    if (axis_scale == base::unit_scale() || rebuild_pending) return;
+    ++paths.shape_checks;
     const std::size_t want = std::clamp<std::size_t>(slots.size() / 8, kShapeSampleMin, kShapeSample);
     const std::size_t step = std::max<std::size_t>(slots.size() / want, 1);
-    std::vector<box_t> sample;
-    sample.reserve(slots.size() / step + 1);
-    std::size_t longer = 0;
-    for (std::size_t i = 0; i < slots.size(); i += step) {
-      if (slots[i].place() >= kMaxGrids) continue;  // (free, listed or kept apart)
-      const box_t b = grids[slots[i].place()].pool[slots[i].at].box();
+    auto sampled = [&](auto&& each) {
+      for (std::size_t i = 0; i < slots.size(); i += step)
+        if (slots[i].place() < kMaxGrids) each(grids[slots[i].place()].pool[slots[i].at]);  // (in a grid)
+    };
+    std::size_t longer = 0, seen = 0;
+    sampled([&](const entry& e) {
       double longest = 0, scaled = 0;
       for (int a = 0; a < D; ++a) {
-        const double e = static_cast<double>(b.max[a]) - static_cast<double>(b.min[a]);
-        longest = std::max(longest, e);
-        scaled = std::max(scaled, e * axis_scale[a]);
+        const double edge = static_cast<double>(e.max(a)) - static_cast<double>(e.min(a));
+        longest = std::max(longest, edge);
+        scaled = std::max(scaled, edge * axis_scale[a]);
       }
       longer += level_choice<D, T>::made_longer(scaled, longest);
-      sample.push_back(b);
-    }
-    if (longer * 64 <= sample.size()) return;
+      ++seen;
+    });
+    if (longer * 64 <= seen) return;
+    std::vector<box_t> sample;
+    sample.reserve(seen);
+    sampled([&](const entry& e) { sample.push_back(e.box()); });
     std::vector<double> effs(sample.size());
     for (std::size_t i = 0; i < sample.size(); ++i) effs[i] = base::effective_size(sample[i], base::unit_scale());
     const auto chosen = level_choice<D, T>::axis_scale_for(sample, effs, tune.axis_scale_max_log2);
     if (chosen != axis_scale) reshape(chosen);
   }
   // Every grid built again under other scales (check_shape), anchored at the
-  // largest object as activate() does. Out of memory part-way: the objects
-  // not yet placed join the ones kept apart (paired with everything: pairs
-  // stay exact), as in rebuild().
+  // largest object as activate() does, and laid out in one pass as a bulk
+  // insert (lay_out_new; 2 * 10^5 needles, all turned: ~70 ms one by one,
+  // ~17 ms so). Out of memory part-way: the objects not yet placed join the ones
+  // kept apart (paired with everything: pairs stay exact), as in rebuild().
   void reshape(const typename base::scale_t& scale) {
     std::size_t total = 0;
     for (const grid& g : grids) total += g.objects;
-    std::vector<entry> all;
-    reserve_for(all, total);
-    reserve_for(apart, apart.size() + total);  // (nothing below allocates but place)
-    for (const grid& g : grids) gather(g, all);
+    std::vector<box_t> bs;
+    std::vector<handle> hs;
+    reserve_for(bs, total);
+    reserve_for(hs, total);
+    reserve_for(apart, apart.size() + total);  // (for a failure below: pushed without allocating)
+    const auto eff_buffer = std::make_unique_for_overwrite<double[]>(total);
+    for (const grid& g : grids)
+      for (const occupied_cell& oc : g.occupied)
+        for (std::uint32_t j = 0; j < oc.count; ++j) {
+          const entry& e = g.pool[oc.block + j];
+          bs.push_back(e.box());
+          hs.push_back(e.user_handle());
+        }
     grids.clear();
     levels.clear();
     axis_scale = scale;
     if (scale != base::unit_scale()) ++paths.axes_scaled;
     ++paths.reshapes;
+    const std::span<double> effs(eff_buffer.get(), total);
     double top = 0;
-    for (const entry& e : all) {
-      const double eff = effective_size(e.box());
-      if (std::isfinite(eff)) top = std::max(top, eff);
+    for (std::size_t i = 0; i < total; ++i) {
+      effs[i] = effective_size(bs[i]);
+      slots[hs[i].index].set_place(kPlaceFree);  // (in no grid: placing sets it)
+      if (std::isfinite(effs[i])) top = std::max(top, effs[i]);
     }
-    std::size_t i = 0;
+    std::vector<std::uint32_t> placed;  // (objects placed one by one when the layout declines)
+    auto unplaced = [&](auto&& each) {
+      for (std::size_t i = 0; i < total; ++i)
+        if (slots[hs[i].index].place() == kPlaceFree) each(entry::make(bs[i], hs[i]));
+    };
     try {
-      if (top > 0) grid_for(top);
-      for (; i < all.size(); ++i) place(all[i]);
+      try {
+        if (top > 0) grid_for(top);
+        lay_out_new(bs, effs, hs, placed);
+      } catch (const error& e) {
+        // every grid level taken and an object needs another: one by one,
+        // such objects are kept apart (place)
+        if (e.code() != errc::capacity) throw;
+        release_bulk_scratch();
+        unplaced([&](const entry& en) { place(en); });
+      }
     } catch (...) {
-      for (; i < all.size(); ++i) push_list(apart, kPlaceApart, all[i]);
+      release_bulk_scratch();
+      unplaced([&](const entry& en) { push_list(apart, kPlaceApart, en); });
       throw;
     }
   }
@@ -695,6 +726,8 @@ struct hash_grids_state : grid_types<D, T> {
   bool bulk_move(std::span<const handle> hs, std::span<const box_t> bs, std::size_t& checked,
                  const std::uint8_t* fresh_grids = nullptr);
   bool bulk_insert(std::span<const box_t> bs, std::span<const double> effs, std::vector<handle>& out);
+  void lay_out_new(std::span<const box_t> bs, std::span<const double> effs, std::span<const handle> handles,
+                   std::vector<std::uint32_t>& placed);
 
   [[noreturn]] static void broken(const std::string& what) {
     throw std::logic_error("hhg: hash_grids invariant broken: " + what);

@@ -50,8 +50,9 @@ struct path_counters {
   std::uint64_t apart_index = 0;        // detections that paired the objects kept apart through their index
   std::uint64_t slots_retired = 0;      // slots never reused again: their generation would have wrapped
   std::uint64_t ladders_estimated = 0;  // batches whose ladder factor was chosen by estimate (config::adaptive_factor)
-  std::uint64_t axes_scaled = 0;  // batches whose cells got per-axis edges (levels.hpp, axis_scale_for), reshapes too
-  std::uint64_t reshapes = 0;     // grids built again: the objects left the shape their scales were chosen for
+  std::uint64_t axes_scaled = 0;   // batches whose cells got per-axis edges (levels.hpp, axis_scale_for), reshapes too
+  std::uint64_t reshapes = 0;      // grids built again: the objects left the shape their scales were chosen for
+  std::uint64_t shape_checks = 0;  // detections that sampled the objects' shape (a scale not 1; state.hpp, check_shape)
   std::uint64_t outputs_estimated = 0;  // find_pairs calls that sized their output from a sample (no earlier count)
 };
 
