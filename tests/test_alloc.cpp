@@ -174,21 +174,24 @@ TYPED_TEST(NoAllocation, RebuildStrategy) {
   EXPECT_GT(pairs, 0u);
 }
 
+/// n boxes 10 long along x and 1 across, min corners uniform in [0, world)^3.
+std::vector<box<3, double>> needles_along_x(int n, double world, std::uint64_t seed) {
+  hhg::scenes::rng r(seed);
+  std::vector<box<3, double>> bs(static_cast<std::size_t>(n));
+  for (auto& b : bs)
+    for (int k = 0; k < 3; ++k) {
+      b.min[k] = r.uniform(0, world);
+      b.max[k] = b.min[k] + (k == 0 ? 10 : 1);
+    }
+  return bs;
+}
+
 // Needles inserted at once get cells that follow their shape (axis scales);
 // every detection then samples the objects' shape (check_shape), which
 // allocates nothing while they keep it.
 TEST(NoAllocationShape, NeedlesSampledAtEveryDetection) {
   using B = box<3, double>;
-  hhg::scenes::rng r(31);
-  std::vector<B> a;
-  for (int i = 0; i < 3000; ++i) {  // 10 long along x, 1 across
-    B x;
-    for (int k = 0; k < 3; ++k) {
-      x.min[k] = r.uniform(0, 40);
-      x.max[k] = x.min[k] + (k == 0 ? 10 : 1);
-    }
-    a.push_back(x);
-  }
+  const std::vector<B> a = needles_along_x(3000, 40, 31);
   std::vector<B> b = a;
   for (B& x : b) x = shifted(x, 1e-3);
   hash_grids<3, double> m;
@@ -617,16 +620,7 @@ TEST(OutOfMemory, BulkInsertFailureChangesNothing) {
 // exact.
 TEST(OutOfMemory, ReshapeFailureLosesNothing) {
   using B = box<3, double>;
-  hhg::scenes::rng r(21);
-  std::vector<B> bs;
-  for (int i = 0; i < 600; ++i) {  // 10 long along x, 1 across
-    B b;
-    for (int a = 0; a < 3; ++a) {
-      b.min[a] = r.uniform(0, 30);
-      b.max[a] = b.min[a] + (a == 0 ? 10 : 1);
-    }
-    bs.push_back(b);
-  }
+  std::vector<B> bs = needles_along_x(600, 30, 21);
   hhg::detail::tuning t;
   t.bulk_min = 64;  // the bulk paths at test sizes
   hash_grids<3, double> base;
