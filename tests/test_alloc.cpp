@@ -214,6 +214,21 @@ TEST(NoAllocationShape, NeedlesSampledAtEveryDetection) {
 
 // --- out of memory ------------------------------------------------------------
 
+/// Runs fn with the k-th allocation from now failing (std::bad_alloc);
+/// true when fn failed.
+template <class F>
+bool fails_at_allocation(int k, F&& fn) {
+  fail_at.store(allocations.load() + static_cast<std::uint64_t>(k));
+  bool failed = false;
+  try {
+    fn();
+  } catch (const std::bad_alloc&) {
+    failed = true;
+  }
+  fail_at.store(0);
+  return failed;
+}
+
 /// Everything a user can observe: the boxes of the given handles, whether
 /// each is stored, the size, and the pairs (as handle pairs, canonical).
 template <class M>
@@ -515,14 +530,7 @@ TEST(OutOfMemory, BulkBatchMoveFailureChangesNothing) {
   int k = 1;
   for (; k < 1000; ++k) {
     hash_grids<3, double> m = base;
-    bool failed = false;
-    fail_at.store(allocations.load() + static_cast<std::uint64_t>(k));
-    try {
-      m.move(std::span<const handle>(hs), std::span<const B>(where));
-    } catch (const std::bad_alloc&) {
-      failed = true;
-    }
-    fail_at.store(0);
+    const bool failed = fails_at_allocation(k, [&] { m.move(std::span<const handle>(hs), std::span<const B>(where)); });
     ASSERT_NO_THROW(m.validate()) << "allocation " << k;
     ASSERT_EQ(m.size(), hs.size());
     for (std::size_t i = 0; i < hs.size(); ++i) {
@@ -652,14 +660,7 @@ TEST(OutOfMemory, ReshapeFailureLosesNothing) {
     hash_grids<3, double> m = base;
     std::vector<handle_pair> got;
     for (int c = 1; c < calls; ++c) m.find_pairs(got);
-    bool failed = false;
-    fail_at.store(allocations.load() + static_cast<std::uint64_t>(k));
-    try {
-      m.find_pairs(got);
-    } catch (const std::bad_alloc&) {
-      failed = true;
-    }
-    fail_at.store(0);
+    const bool failed = fails_at_allocation(k, [&] { m.find_pairs(got); });
     ASSERT_NO_THROW(m.validate()) << "allocation " << k;
     ASSERT_EQ(m.size(), hs.size());
     for (std::size_t i = 0; i < hs.size(); ++i) {
