@@ -542,7 +542,10 @@ void hash_grids<D, T>::find_pairs(std::vector<handle_pair>& out) {
     const std::size_t e = sampled_pair_count(s);
     want = e + e / 4 + 1024;
   }
-  if (want > out.capacity()) out.reserve(want);
+  if (want > out.capacity()) {
+    out.reserve(want);
+    detail::advise_huge(out.data(), out.capacity() * sizeof(handle_pair));  // (fresh memory, written by the walks)
+  }
   busy mark(s.in_detection);
   x_->detect(s, out);
 }
@@ -606,8 +609,9 @@ std::vector<handle> hash_grids<D, T>::insert(std::span<const box_type> bs) {
   auto& s = writable("insert");
   // Every box checked before anything changes, and its effective size (what
   // places it in a level) computed once, for the ladder and the bulk insert.
-  const auto eff_buffer = std::make_unique_for_overwrite<double[]>(bs.size());
-  const std::span<double> effs(eff_buffer.get(), bs.size());
+  detail::big_vector<double> eff_buffer;
+  eff_buffer.resize(bs.size());  // (not zeroed: every one is written below)
+  const std::span<double> effs(eff_buffer);
   for (std::size_t i = 0; i < bs.size(); ++i) {
     bool valid = true;  // min <= max on every axis (false for NaN too): check_box's none
     for (int a = 0; a < D; ++a) valid &= bs[i].min[a] <= bs[i].max[a];
@@ -629,6 +633,7 @@ std::vector<handle> hash_grids<D, T>::insert(std::span<const box_type> bs) {
     s.plan_ladder(bs, effs);  // the ladder anchored, and spaced, for the whole batch (used by the activation below)
   }
   out.reserve(bs.size());
+  detail::advise_huge(out.data(), out.capacity() * sizeof(handle));  // (fresh memory, written below)
   try {
     // An empty structure activates at once, with no object: the whole batch
     // is laid out by the bulk insert (the first activation_threshold + 1 one

@@ -176,11 +176,11 @@ struct grid_types {
     std::array<double, D> inv{};
     std::array<std::uint32_t, D> bits{};
     std::array<std::uint32_t, D> mask{};
-    std::vector<std::uint32_t> dir;
-    std::vector<std::uint32_t> bricks;  // brick id k at (k + 1) << kLocalBits; [0, 4^D): the empty brick
+    big_vector<std::uint32_t> dir;
+    big_vector<std::uint32_t> bricks;  // brick id k at (k + 1) << kLocalBits; [0, 4^D): the empty brick
     std::vector<std::uint32_t> brick_fill;
     std::vector<std::uint32_t> free_bricks;
-    std::vector<occupied_cell> occupied;
+    big_vector<occupied_cell> occupied;
     big_vector<entry> pool;
     std::array<std::vector<std::uint32_t>, kClasses> free_blocks;
     std::size_t objects = 0;
@@ -349,9 +349,9 @@ struct grid_types {
   // its record and its brick. reserve allocates all of it up front, so that
   // the writing allocates nothing; install swaps it in.
   struct layout {
-    std::vector<occupied_cell> occupied;
+    big_vector<occupied_cell> occupied;
     big_vector<entry> pool;
-    std::vector<std::uint32_t> bricks;
+    big_vector<std::uint32_t> bricks;
     std::vector<std::uint32_t> fill;
     std::uint32_t last_brick = npos;
 

@@ -68,7 +68,7 @@ struct hash_grids_state : grid_types<D, T> {
   std::vector<std::uint32_t> levels;  // grid ids, ascending cell size
   std::vector<entry> list;
   std::vector<entry> apart;
-  std::vector<slot> slots;
+  big_vector<slot> slots;
   std::uint32_t free_head = npos;
   std::uint32_t free_tail = npos;  // the free list's last slot; retired slots are its tail (release_slot)
   std::size_t count = 0;
