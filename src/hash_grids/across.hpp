@@ -26,9 +26,9 @@ struct across_walk : grid_types<D, T> {
   using W = detect_worker<D, T>;
 
   struct pair_job {
-    std::uint32_t fine = 0, coarse = 0;    // grid ids
-    std::vector<std::uint64_t> keys, tmp;  // (cell in the coarser grid, entry of the finer one); tmp: sort scratch
-    std::vector<std::uint8_t> beyond;      // by pool position in the finer grid: the reach into the coarser grid
+    std::uint32_t fine = 0, coarse = 0;   // grid ids
+    big_vector<std::uint64_t> keys, tmp;  // (cell in the coarser grid, entry of the finer one); tmp: sort scratch
+    big_vector<std::uint8_t> beyond;      // by pool position in the finer grid: the reach into the coarser grid
     std::size_t bytes() const { return capacity_bytes(keys) + capacity_bytes(tmp) + capacity_bytes(beyond); }
   };
 
@@ -76,7 +76,7 @@ struct across_walk : grid_types<D, T> {
     // object instead, as before, looked each of them up again for every
     // object reaching it and waited for each lookup in turn.
     constexpr std::uint32_t kSubsets = 1u << D;
-    const std::vector<std::uint64_t>& across = job.keys;
+    const big_vector<std::uint64_t>& across = job.keys;
     constexpr std::uint32_t kAll = kSubsets - 1;
     const entry* pool = g.pool.data();
     const occupied_cell* occ = h.occupied.data();

@@ -70,8 +70,8 @@ struct grid_walks : grid_types<D, T> {
     std::vector<std::uint32_t> order, order_tmp;  // cv's order when the occupied list is not sorted
     std::vector<std::uint32_t> kept;              // ordered grids with displaced cells: the others, in code order
     std::vector<std::uint32_t> displaced;         // the displaced cells (occupied indices)
-    std::vector<row_info> rows;                   // ordered walk: the occupied rows
-    std::vector<std::uint32_t> row_pos;           // ordered walk: per row and x, a pool position
+    big_vector<row_info> rows;                    // ordered walk: the occupied rows
+    big_vector<std::uint32_t> row_pos;            // ordered walk: per row and x, a pool position
     std::vector<part_span> parts;                 // rows and row_pos in parts (count_part, index_part)
     // Every row indexed over the same x, [xlo - 1, xlo - 1 + width) (size_rows):
     // a window is then a load, no clamp to the row's own x.
@@ -200,8 +200,8 @@ struct grid_walks : grid_types<D, T> {
     const std::uint32_t mz = D == 3 ? g.mask[D - 1] : 0;
     const std::uint32_t pool_end = g.ordered_end;  // (the cells of cv lie below it)
     auto start_of = [&](std::size_t c) { return c < cells ? cv.at(c).block : pool_end; };
-    const std::vector<row_info>& rows = job.rows;
-    const std::vector<std::uint32_t>& row_pos = job.row_pos;
+    const big_vector<row_info>& rows = job.rows;
+    const big_vector<std::uint32_t>& row_pos = job.row_pos;
     // the pool position of the first cell at x >= v (v may be -1 or past
     // the row's end) in row r
     // (a searched row is searched from `hint`, the cell found last in it:
