@@ -339,7 +339,8 @@ int run_scenario(const run_options& o, const config& cfg, output_file& json) {
                                              ? scenes::huge_static_boxes(scene, o.seed)
                                              : std::vector<box<D, T>>{};
 
-  warm_memory(n * kWarmBytesPerObject);  // (a VM's host faults out of the setup: peak_memory.hpp)
+  // (a VM's host faults out of the setup: peak_memory.hpp)
+  warm_memory(n * kWarmBytesPerObject);
   peak_meter memory;  // after the scene is generated: the structure's peak, setup and steps
   memory.start();
   hash_grids<D, T> grids(cfg);
