@@ -574,3 +574,58 @@ TEST(PathsThreads, BulkMoveInSlotOrderAndShuffled) {
     }
   }
 }
+
+// merge_keys (relayout.hpp): a bulk move over one grid, in slot order,
+// sorts only the objects that changed cell and merges them into the walk of
+// the old pool; after single moves have put cells out of cell order it
+// sorts them all. Equal cubes (one grid) inserted one by one (so the first
+// bulk move sorts), then whole batches, a batch of the first 60 % (the
+// others stay in the old pool, in the merge's list of the objects that
+// stayed), and single jumps to far cells before one batch; chunks of 97
+// moves, so that two chunks share a word of the changed bits. On one and two
+// workers: exact against brute force, the path counted when it ran and not
+// when it could not, and the same pairs in the same order on both.
+TEST(PathsThreads, BulkMoveMergesTheObjectsThatChangedCell) {
+  std::vector<std::vector<handle_pair>> every_step;  // per worker count
+  for (unsigned threads : {1u, 2u}) {
+    hhg::scenes::thesis_scenario<3, double> scene(hhg::scenes::named_scenario_params("equal", 3000, 7));
+    std::vector<box3> boxes(scene.boxes().begin(), scene.boxes().end());
+    hhg::hash_grids<3, double> g;
+    g.set_tuning(small_tuning());
+    hhg::thread_pool pool(threads);
+    g.set_executor(&pool);
+    std::vector<handle> hs;
+    for (const box3& b : boxes) hs.push_back(g.insert(b));  // one by one: the cells in insertion order
+    const std::vector<char> live(boxes.size(), 1);
+    std::vector<handle_pair> pairs, all;
+    hhg::scenes::rng r(3);
+    for (int s = 0; s < 8; ++s) {
+      const std::vector<box3> before = boxes;
+      scene.step();
+      boxes.assign(scene.boxes().begin(), scene.boxes().end());
+      const std::size_t n = s == 3 ? boxes.size() * 6 / 10 : boxes.size();
+      for (std::size_t i = n; i < boxes.size(); ++i) boxes[i] = before[i];  // not in the batch: unmoved
+      if (s == 5)  // single jumps to cells far out (new cells, out of cell order)
+        for (int k = 0; k < 40; ++k) {
+          const std::size_t i = r.below(boxes.size());
+          box3 b = boxes[i];
+          const double d = 1e4 * (1 + r.below(50));
+          for (int a = 0; a < 3; ++a) b.min[a] -= d, b.max[a] -= d;
+          g.move(hs[i], b);
+          boxes[i] = b;  // (the batch below moves it again, to its scene box)
+        }
+      for (std::size_t i = 0; i < n; ++i) boxes[i] = scene.boxes()[i];
+      const hhg::detail::path_counters was = g.path_counts();
+      g.move(std::span<const handle>(hs.data(), n), std::span<const box3>(boxes.data(), n));
+      g.find_pairs(pairs);
+      EXPECT_EQ(canonical(pairs), brute(boxes, hs, live)) << "threads " << threads << " step " << s;
+      ASSERT_EQ(g.path_counts().batch_bulk, was.batch_bulk + 1) << "step " << s;
+      const bool can_merge = s != 0 && s != 5;  // (after the inserts one by one, and after the jumps: it sorts)
+      EXPECT_EQ(g.path_counts().bulk_merged, was.bulk_merged + (can_merge ? 1 : 0)) << "step " << s;
+      all.insert(all.end(), pairs.begin(), pairs.end());
+    }
+    EXPECT_GT(all.size(), 0u);
+    every_step.push_back(all);
+  }
+  EXPECT_EQ(every_step[0], every_step[1]);  // the same pairs in the same order on one and two workers
+}
