@@ -609,7 +609,7 @@ TEST(PathsThreads, BulkMoveMergesTheObjectsThatChangedCell) {
         for (int k = 0; k < 40; ++k) {
           const std::size_t i = r.below(boxes.size());
           box3 b = boxes[i];
-          const double d = 1e4 * (1 + r.below(50));
+          const double d = 1e4 * static_cast<double>(1 + r.below(50));
           for (int a = 0; a < 3; ++a) b.min[a] -= d, b.max[a] -= d;
           g.move(hs[i], b);
           boxes[i] = b;  // (the batch below moves it again, to its scene box)
