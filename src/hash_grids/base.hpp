@@ -7,7 +7,6 @@
 #include <array>
 #include <atomic>
 #include <bit>
-#include <cassert>
 #include <cmath>
 #include <cstdint>
 #include <cstring>

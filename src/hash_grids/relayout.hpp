@@ -171,9 +171,6 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
     bulk_keys[0].resize(grids[0].objects > n ? grids[0].objects : n);
   }
   bulk_key* const direct = one_grid ? bulk_keys[0].data() : nullptr;
-  // one grid: which objects changed cell (merge_keys), a bit per batch position
-  const bool mark_changed = one_grid && !fresh;
-  if (mark_changed) changed_bits.assign((n + 63) / 64, 0);
   // chunks on several workers share the words of `pending` (below)
   const bool shared = exec != nullptr && exec->workers() > 1 && nchunks > 1;
   // (Fresh: `fresh` at compile time; the checks and the old places of
@@ -184,14 +181,6 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
     std::array<std::uint32_t, kMaxGrids> cnt{}, from{};
     std::size_t changed = 0;
     bool in_order = true;
-    std::uint64_t bits = 0;  // changed_bits of the word of i, stored at its end (words at chunk ends shared)
-    auto store_bits = [&](std::size_t i) {
-      if (shared)
-        std::atomic_ref<std::uint64_t>(changed_bits[i >> 6]).fetch_or(bits, std::memory_order_relaxed);
-      else
-        changed_bits[i >> 6] |= bits;
-      bits = 0;
-    };
     for (std::size_t i = lo; i < hi; ++i) {
       // the hardware prefetcher falls behind on the boxes, read in order
       // (measured at 10^6 objects: this loop 24 -> 13 ms); a prefetch
@@ -224,12 +213,7 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
         }
       }
       const std::uint32_t code = this->cell_of(grids[gid], b);
-      const bool moved_cell = Fresh || gid != place || code != old_cell;
-      changed += moved_cell;
-      if (!Fresh && one_grid) {
-        bits |= std::uint64_t{moved_cell} << (i & 63);
-        if ((i & 63) == 63 || i + 1 == hi) store_bits(i);
-      }
+      changed += Fresh || gid != place || code != old_cell;
       ++cnt[gid];
       if constexpr (!Fresh) ++from[place];
       if (one_grid)
@@ -296,9 +280,8 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
   // off[c][id]), then the objects the batch does not move (they keep their
   // grid and cell and are copied from the old pool in pass 3)
   bulk_keys.resize(ngrids);
-  const bool merged = one_grid && !fresh && in_slot_order && merge_keys(n);
   std::vector<std::uint32_t> off(nchunks * ngrids);
-  for (std::size_t id = 0; id < ngrids && !merged; ++id) {
+  for (std::size_t id = 0; id < ngrids; ++id) {
     std::size_t stay = grids[id].objects - moved[id];
     if (!one_grid) bulk_keys[id].clear();
     bulk_keys[id].resize(arriving[id] + stay);
@@ -337,7 +320,7 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
   for (std::size_t id = 0; id < ngrids; ++id) {
     const grid& g = grids[id];
     auto& keys = bulk_keys[id];
-    if (!merged) parallel_radix_sort(keys, bulk_tmp, code_bits(g), [](const bulk_key& k) { return k.code; });
+    parallel_radix_sort(keys, bulk_tmp, code_bits(g), [](const bulk_key& k) { return k.code; });
     // An odd number of sort passes leaves the list in the scratch's buffer,
     // which is sized for the largest grid: kept, every grid's list would come
     // to hold one (10^4 boxes of Terdiman's data, three levels: 16 bytes per
@@ -484,7 +467,6 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
     last_batch_changed = changed;
     last_batch_size = n;
     ++paths.batch_bulk;
-    paths.bulk_merged += merged;
   }
   // A grid that gained objects past its density grows now (section 3.4;
   // maybe_grow rehashes it). The moves are done: if memory runs out here,
@@ -499,57 +481,6 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
     } catch (const std::bad_alloc&) {
     }
   }
-  return true;
-}
-
-// The keys of a bulk move over one grid, in slot order, sorted by cell
-// without sorting them all: a bulk move leaves the pool in cell order, so
-// the objects that kept their cell (and those the batch does not move) are
-// in cell order in the old pool; only the objects that changed cell
-// (changed_bits, pass 1) are sorted, and merged into the walk of the old
-// pool. At 10^6 objects of `varied`, ~9 % change cell a step; sorting all
-// 10^6 keys was ~12 % of the step. Within a cell the objects that stayed
-// come first, in their old order, then those that arrived, in batch order
-// (the sort's own order): the same for any worker count. On entry
-// bulk_keys[0][0, n) holds the batch's keys {cell, i}; on success it holds
-// the whole list, sorted. False, having changed nothing, when the old
-// occupied list is not in cell order (cells made by single moves since):
-// the caller sorts.
-template <int D, class T>
-bool hash_grids_state<D, T>::merge_keys(std::size_t n) {
-  const grid& g = grids[0];
-  const std::size_t cells = g.occupied.size();
-  for (std::size_t c = 1; c < cells; ++c)
-    if (g.occupied[c].cell <= g.occupied[c - 1].cell) return false;
-  auto& keys = bulk_keys[0];
-  // the objects that changed cell, in batch order, then sorted by cell
-  changed_keys.clear();
-  for (std::size_t wi = 0; wi < changed_bits.size(); ++wi)
-    for (std::uint64_t b = changed_bits[wi]; b != 0; b &= b - 1)
-      changed_keys.push_back(keys[wi * 64 + static_cast<std::size_t>(std::countr_zero(b))]);
-  radix_sort(changed_keys, changed_tmp, code_bits(g), [](const bulk_key& k) { return k.code; });
-  // (in slot order the batch moves slots [0, n), all of them in the grid: m >= n)
-  const std::size_t m = g.objects, nc = changed_keys.size();
-  keys.resize(m + nc);  // (room for the walk below even if the counts disagreed)
-  bulk_key* out = keys.data();
-  const bulk_key *b = changed_keys.data(), *const be = b + nc;
-  for (std::size_t c = 0; c < cells; ++c) {
-    const occupied_cell& oc = g.occupied[c];
-    while (b != be && b->code < oc.cell) *out++ = *b++;  // the arrivals in the cells before
-    // the cell's objects that stayed: a batch position for those the batch
-    // moves, n + the pool position for the others (no branch: each written,
-    // kept when it stayed)
-    for (std::uint32_t j = 0; j < oc.count; ++j) {
-      const std::uint32_t idx = g.pool[oc.block + j].id.index;
-      const bool moved = idx < n;
-      const bool left = moved && ((changed_bits[(moved ? idx : 0) >> 6] >> (idx & 63)) & 1u);
-      *out = {oc.cell, moved ? idx : static_cast<std::uint32_t>(n + oc.block + j)};
-      out += !left;
-    }
-  }
-  out = std::copy(b, be, out);
-  assert(static_cast<std::size_t>(out - keys.data()) == m);  // (every object in one of the lists)
-  keys.resize(m);
   return true;
 }
 

@@ -107,10 +107,6 @@ struct hash_grids_state : grid_types<D, T> {
   not_copied<std::vector<regrid_move>> regrid;
   not_copied<std::vector<big_vector<bulk_key>>> bulk_keys;  // per grid id
   not_copied<big_vector<bulk_key>> bulk_tmp;
-  // bulk move, one grid, in slot order (merge_keys): a bit per batch
-  // position, set when the object changed cell; the keys of those objects
-  not_copied<std::vector<std::uint64_t>> changed_bits;
-  not_copied<big_vector<bulk_key>> changed_keys, changed_tmp;
   not_copied<std::vector<entry>> tmp;                       // rebuild
   std::size_t last_batch_changed = 0, last_batch_size = 0;  // bulk move: objects that changed cell, moves
   // The last detection found most grid objects in grids whose rows hold
@@ -663,9 +659,6 @@ struct hash_grids_state : grid_types<D, T> {
   void release_bulk_scratch() noexcept {
     std::vector<big_vector<bulk_key>>().swap(bulk_keys);
     big_vector<bulk_key>().swap(bulk_tmp);
-    std::vector<std::uint64_t>().swap(changed_bits);
-    big_vector<bulk_key>().swap(changed_keys);
-    big_vector<bulk_key>().swap(changed_tmp);
     std::vector<std::uint64_t>().swap(pending);
     std::vector<regrid_move>().swap(regrid);
   }
@@ -688,8 +681,7 @@ struct hash_grids_state : grid_types<D, T> {
     std::size_t b = sizeof(*this) + capacity_bytes(grids) + capacity_bytes(levels) + capacity_bytes(list) +
                     capacity_bytes(apart) + capacity_bytes(slots) + capacity_bytes(tmp) + capacity_bytes(deferred) +
                     capacity_bytes(deferred_tmp) + capacity_bytes(pending) + capacity_bytes(regrid) +
-                    capacity_bytes(bulk_keys) + capacity_bytes(bulk_tmp) + capacity_bytes(changed_bits) +
-                    capacity_bytes(changed_keys) + capacity_bytes(changed_tmp);
+                    capacity_bytes(bulk_keys) + capacity_bytes(bulk_tmp);
     for (const auto& k : bulk_keys) b += capacity_bytes(k);
     for (const grid& g : grids) b += grid_bytes(g) - sizeof(grid);
     return b;
@@ -733,7 +725,6 @@ struct hash_grids_state : grid_types<D, T> {
   void compact(grid& g);
   bool bulk_move(std::span<const handle> hs, std::span<const box_t> bs, std::size_t& checked,
                  const std::uint8_t* fresh_grids = nullptr);
-  bool merge_keys(std::size_t n);
   bool bulk_insert(std::span<const box_t> bs, std::span<const double> effs, std::vector<handle>& out);
   void lay_out_new(std::span<const box_t> bs, std::span<const double> effs, std::span<const handle> handles,
                    std::vector<std::uint32_t>& placed);

@@ -45,7 +45,6 @@ struct path_counters {
   std::uint64_t batch_one_by_one = 0, batch_two_pass = 0, batch_bulk = 0, bulk_inserts = 0;
   std::uint64_t bulk_activations = 0;  // insert(span) into an empty structure: activated with no object, all in bulk
   std::uint64_t batch_in_place = 0;    // two-pass batches whose first pass ran in pool order (consecutive slots)
-  std::uint64_t bulk_merged = 0;       // bulk moves that sorted only the objects that changed cell (merge_keys)
   std::uint64_t rebuilds = 0, grid_growths = 0;
   std::uint64_t parallel_detections = 0;
   std::uint64_t apart_index = 0;        // detections that paired the objects kept apart through their index
