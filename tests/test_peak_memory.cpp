@@ -1,6 +1,7 @@
 // The memory measure of `hhg run` and `hhg bench` (apps/hhg/peak_memory.hpp):
 // peak_meter's rise and warm_memory, which writes memory once before a timed
-// setup and gives it back.
+// setup and gives it back, and touch_pages, which reads the caller's input once
+// after it.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -12,6 +13,14 @@
 #include "../apps/hhg/peak_memory.hpp"
 
 namespace {
+
+TEST(PeakMemory, TouchPagesReadsTheFirstByteOfEveryPage) {
+  std::vector<unsigned char> bytes(3 * 4096 + 10, 100);  // 4 pages begin in it (the last one partly)
+  for (std::size_t p = 0; p < 4; ++p) bytes[p * 4096] = static_cast<unsigned char>(p + 1);
+  EXPECT_EQ(hhg::cli::touch_pages(bytes.data(), bytes.size()), 1u + 2u + 3u + 4u);
+  EXPECT_EQ(hhg::cli::touch_pages(bytes.data(), 4096), 1u);
+  EXPECT_EQ(hhg::cli::touch_pages(bytes.data(), 0), 0u);
+}
 
 #if defined(__linux__)
 // VmRSS of this process, bytes

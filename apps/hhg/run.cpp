@@ -341,6 +341,7 @@ int run_scenario(const run_options& o, const config& cfg, output_file& json) {
 
   // (a VM's host faults out of the setup: peak_memory.hpp)
   warm_memory(n * kWarmBytesPerObject);
+  touch_pages(boxes.data(), n * sizeof(box<D, T>));  // (its translations back: peak_memory.hpp)
   peak_meter memory;  // after the scene is generated: the structure's peak, setup and steps
   memory.start();
   hash_grids<D, T> grids(cfg);
