@@ -256,6 +256,58 @@ TEST(PathsThreads, CrowdedAndFlatCellsAndCompaction) {
   EXPECT_GT(b.walk_ordered, 0u);  // a compacted grid is ordered
 }
 
+// Crowded cells of the ordered walk (more than 4 objects) are tested in
+// groups of up to 4 (cells_grouped): clumps of 5 to 13 boxes inside one
+// cell, among unit boxes that touch and overlap them across cell faces; exact
+// against brute force after the bulk insert and after bulk moves, with the
+// same pairs in the same order on one and two workers.
+TEST(PathsThreads, CrowdedCellsOfTheOrderedWalkAreTestedInGroups) {
+  hhg::scenes::rng r(17);
+  std::vector<box3> boxes;
+  for (int i = 0; i < 3000; ++i) {  // unit boxes, about one a cell
+    const std::array<double, 3> p{r.uniform(0, 14), r.uniform(0, 14), r.uniform(0, 14)};
+    boxes.push_back(box3{{p[0], p[1], p[2]}, {p[0] + 1, p[1] + 1, p[2] + 1}});
+  }
+  for (int k : {5, 6, 7, 8, 9, 12, 13}) {  // one clump of k small boxes in one cell, at a few places
+    for (int c = 0; c < 6; ++c) {
+      const std::array<double, 3> o{r.uniform(1, 13), r.uniform(1, 13), r.uniform(1, 13)};
+      for (int j = 0; j < k; ++j) {
+        const double d = 0.02 * j, e = r.uniform(0.05, 0.6);
+        boxes.push_back(box3{{o[0] + d, o[1] + d, o[2] + d}, {o[0] + d + e, o[1] + d + e, o[2] + d + e}});
+      }
+    }
+  }
+  std::vector<char> live(boxes.size(), 1);
+  std::vector<std::vector<handle_pair>> runs;
+  for (unsigned threads : {1u, 2u}) {
+    hhg::hash_grids<3, double> g;
+    hhg::thread_pool pool(threads);
+    g.set_executor(&pool);
+    std::vector<handle> hs = g.insert(std::span<const box3>(boxes));
+    std::vector<box3> moved = boxes;
+    std::vector<handle_pair> pairs, all;
+    for (int s = 0; s < 3; ++s) {
+      if (s > 0) {
+        for (box3& b : moved)
+          for (int a = 0; a < 3; ++a) {
+            b.min[a] += 0.3;
+            b.max[a] += 0.3;
+          }
+        g.move(std::span<const handle>(hs), std::span<const box3>(moved));
+      }
+      g.find_pairs(pairs);
+      EXPECT_EQ(canonical(pairs), brute(moved, hs, live)) << "step " << s << ", " << threads << " workers";
+      all.insert(all.end(), pairs.begin(), pairs.end());
+    }
+    g.validate();
+    EXPECT_GT(g.path_counts().walk_ordered, 0u);
+    EXPECT_GT(g.path_counts().cells_grouped, 0u);
+    EXPECT_EQ(g.path_counts().cells_grouped, g.path_counts().cells_crowded);  // (no lookup walk here)
+    runs.push_back(all);
+  }
+  EXPECT_EQ(runs[0], runs[1]);
+}
+
 // A sparse grid (a few objects per row of 64 or more cells): with the
 // switch to the lookup walk off (searched_share = 0), the ordered walk
 // searches its rows instead of indexing them; with it on (the default) and

@@ -368,6 +368,7 @@ struct detection_scratch {
       s.cells_visited += w.cells_visited;
       s.paths.cells_flat += w.cells_flat;
       s.paths.cells_crowded += w.cells_crowded;
+      s.paths.cells_grouped += w.cells_grouped;
     }
   }
 

@@ -22,12 +22,12 @@ struct alignas(64) detect_worker {  // (own cache lines: workers count every tes
   std::vector<std::uint32_t> gathered;  // ordered walk: a cell's candidates (byte offsets into the pool)
   std::vector<handle_pair> found;       // the batch: [0, found_fill) are pairs of entry ids (reach bits still in)
   std::size_t found_fill = 0;
-  std::uint64_t box_tests = 0, cells_visited = 0, cells_flat = 0, cells_crowded = 0;
+  std::uint64_t box_tests = 0, cells_visited = 0, cells_flat = 0, cells_crowded = 0, cells_grouped = 0;
 
   static constexpr std::size_t kFoundBatch = 256;  // 4 KB: no measurable cost against 1024
 
   std::size_t bytes() const { return capacity_bytes(cand) + capacity_bytes(gathered) + capacity_bytes(found); }
-  void reset_counters() { box_tests = cells_visited = cells_flat = cells_crowded = 0; }
+  void reset_counters() { box_tests = cells_visited = cells_flat = cells_crowded = cells_grouped = 0; }
 
   template <class Sink>
   void test_against(const entry& a, const entry* first, std::uint32_t n, Sink& sink) {
