@@ -256,6 +256,15 @@ TEST(PathsThreads, CrowdedAndFlatCellsAndCompaction) {
   EXPECT_GT(b.walk_ordered, 0u);  // a compacted grid is ordered
 }
 
+// Every box moved by d on every axis.
+void shift(std::vector<box3>& boxes, double d) {
+  for (box3& b : boxes)
+    for (int a = 0; a < 3; ++a) {
+      b.min[a] += d;
+      b.max[a] += d;
+    }
+}
+
 // Crowded cells of the ordered walk (more than 4 objects) are tested in
 // groups of up to 4 (cells_grouped): clumps of 5 to 13 boxes inside one
 // cell, among unit boxes that touch and overlap them across cell faces; exact
@@ -288,11 +297,7 @@ TEST(PathsThreads, CrowdedCellsOfTheOrderedWalkAreTestedInGroups) {
     std::vector<handle_pair> pairs, all;
     for (int s = 0; s < 3; ++s) {
       if (s > 0) {
-        for (box3& b : moved)
-          for (int a = 0; a < 3; ++a) {
-            b.min[a] += 0.3;
-            b.max[a] += 0.3;
-          }
+        shift(moved, 0.3);
         g.move(std::span<const handle>(hs), std::span<const box3>(moved));
       }
       g.find_pairs(pairs);
@@ -335,11 +340,7 @@ void sparse_rows_case(std::size_t searched_share, double yz_extent) {
     std::vector<char> live(boxes.size(), 1);
     std::vector<handle_pair> pairs;
     for (int s = 0; s < 3; ++s) {
-      for (box3& b : boxes)
-        for (int a = 0; a < 3; ++a) {
-          b.min[a] += 0.25;
-          b.max[a] += 0.25;
-        }
+      shift(boxes, 0.25);
       g.move(std::span<const handle>(hs), std::span<const box3>(boxes));
       g.find_pairs(pairs);
       EXPECT_EQ(canonical(pairs), brute(boxes, hs, live)) << "step " << s;
