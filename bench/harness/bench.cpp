@@ -124,7 +124,8 @@ result measure(M m, const std::string& scenario, std::size_t n, std::size_t step
   res.n = n;
   res.steps = steps;
   warm_memory(n * kWarmBytesPerObject);  // (a VM's host faults out of the setup: peak_memory.hpp)
-  touch_pages(scene.boxes().data(), scene.boxes().size() * sizeof(scene.boxes()[0]));  // (and the input's translations back)
+  // (and the input's translations back)
+  touch_pages(scene.boxes().data(), scene.boxes().size() * sizeof(scene.boxes()[0]));
   peak_meter memory;
   memory.start();
   const auto t0 = clock_type::now();

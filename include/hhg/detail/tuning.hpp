@@ -41,7 +41,7 @@ struct path_counters {
   std::uint64_t sparse_rows_lookup = 0;  // ordered grids on the lookup walk: cells in searched rows, or few a row
   std::uint64_t cells_flat = 0, cells_crowded = 0, rows_searched = 0;
   std::uint64_t cells_grouped = 0;  // crowded cells of the ordered walk, tested in groups of up to 4 objects
-  std::uint64_t rows_uniform = 0;  // ordered walks whose rows were indexed over the grid's whole x range
+  std::uint64_t rows_uniform = 0;   // ordered walks whose rows were indexed over the grid's whole x range
   std::uint64_t compactions = 0;
   std::uint64_t batch_one_by_one = 0, batch_two_pass = 0, batch_bulk = 0, bulk_inserts = 0;
   std::uint64_t bulk_activations = 0;  // insert(span) into an empty structure: activated with no object, all in bulk
