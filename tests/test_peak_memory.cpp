@@ -50,9 +50,11 @@ TEST(PeakMemory, WarmMemoryWritesItsBytesAndGivesThemBack) {
   ASSERT_TRUE(m.exact());
   const long long before = resident_bytes();
   hhg::cli::warm_memory(64 * kMiB);
-  // every page was resident at once (written), and is not any more (unmapped)
+  // every page was resident at once (written), and is not any more (unmapped;
+  // under AddressSanitizer its shadow, an eighth of the range, may stay: 8 MiB
+  // + 28 KiB in stop 51's CI failed a bound of 8 MiB)
   EXPECT_GE(m.rise(), 62 * kMiB);
-  EXPECT_LE(resident_bytes(), before + 8 * kMiB);
+  EXPECT_LE(resident_bytes(), before + 16 * kMiB);
   // a meter started after it sees none of it: the tools warm, then start
   m.start();
   EXPECT_LE(m.rise(), 8 * kMiB);
