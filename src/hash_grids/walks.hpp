@@ -289,8 +289,11 @@ struct grid_walks : grid_types<D, T> {
         const entry* cell = pool + oc.block;
         const std::uint32_t n = oc.count;
         ++w.cells_visited;
-        std::uint32_t own = 0;  // bit m: some object of the cell reaches the axes m
-        for (std::uint32_t i = 0; i < n; ++i) own |= subsets_of(cell[i].reach());
+        // bit m: some object of the cell reaches the axes m (a flat cell's
+        // one group; a crowded cell's groups have their own)
+        std::uint32_t own = 0;
+        if (n <= flat)
+          for (std::uint32_t i = 0; i < n; ++i) own |= subsets_of(cell[i].reach());
         // the candidates: stretches of the pool, each with the reach it
         // needs of this cell's object (x + 1 needs X)
         struct span {
@@ -329,7 +332,7 @@ struct grid_walks : grid_types<D, T> {
             sp[ns++] = {pos(N, mx, ht), pos(N, mx + 1, ht), row_need[t]};         // x - 1 wraps
           if (wraps) sp[ns++] = {pos(N, 0, ht), pos(N, 1, ht), row_need[t] | X};  // x + 1 wraps
         }
-        // Objects cell[g, g + m) (m <= kFlat; `reach`: bit m set when one of
+        // Objects cell[first, first + m) (m <= kFlat; `reach`: bit m set when one of
         // them reaches the axes m) against each other, the `later` objects
         // after them in the cell and the stretches one of them reaches:
         // gathered as byte offsets into the pool (eight at a time, no
