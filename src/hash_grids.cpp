@@ -665,9 +665,10 @@ std::vector<handle> hash_grids<D, T>::insert(std::span<const box_type> bs) {
       s.levels.clear();
       s.active = false;
     }
-    if (s.active)
+    if (s.active) {
       s.anchor_hint = 0;
-    else
+      s.anchor_spread = 1;
+    } else
       s.reset_ladder();
     throw;
   }

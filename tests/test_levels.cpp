@@ -220,6 +220,96 @@ TYPED_TEST(AdaptiveFactor, SmallBatchesEstimateTheirLadder) {
 // factor_for's choice is the one counting every ladder would make. On
 // log-uniform sizes only the one-level ladder is counted; on small cubes
 // crowded around large ones the finer ladders are counted too.
+// Tiny cubes far apart (the benchmark's `sparse`: unit cubes some 16 units
+// apart): the batch's level gets cells a power of two larger than its
+// objects (levels.hpp, spread_for), so that a cell holds a few of them
+// instead of one; the pairs stay exact through three steps of motion.
+TYPED_TEST(AdaptiveFactor, ObjectsFarApartGetLargerCells) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  using B = hhg::box<D, T>;
+  hhg::scenes::rng r(29);
+  const int n = 4000;
+  const double edge = 16 * std::pow(static_cast<double>(n), 1.0 / D);  // 16 units between neighbours
+  std::vector<B> bs;
+  for (int i = 0; i < n; ++i) {
+    B b;
+    for (int a = 0; a < D; ++a) {
+      const double x = r.uniform(-edge / 2, edge / 2);
+      b.min[a] = static_cast<T>(x);
+      b.max[a] = static_cast<T>(x + (i % 7 == 0 ? 0.25 : 1.0));
+    }
+    bs.push_back(b);
+  }
+  // a few pairs: cubes placed on others
+  for (int i = 0; i < 200; i += 10) {
+    B b = bs[static_cast<std::size_t>(i)];
+    for (int a = 0; a < D; ++a) b.min[a] = static_cast<T>(b.min[a] + T(0.5)), b.max[a] = static_cast<T>(b.min[a] + 1);
+    bs.push_back(b);
+  }
+  TypeParam m;
+  m.set_tuning(bulk_always());
+  const auto want = brute_pairs<TypeParam>(std::span<const B>(bs));
+  ASSERT_GE(want.size(), 15u);
+  EXPECT_EQ(hhg::all_pairs(m, std::span<const B>(bs)), want);
+  EXPECT_EQ(m.path_counts().levels_spread, 1u);
+  const std::vector<double> cells = cell_sizes(m);
+  ASSERT_EQ(cells.size(), 1u);
+  EXPECT_GT(cells.front(), 8.0);  // (without the spread: 1.41)
+  EXPECT_LT(cells.front(), 64.0);
+  EXPECT_NO_THROW(m.validate());
+  m.clear();
+  const std::vector<handle> hs = m.insert(std::span<const B>(bs));
+  EXPECT_EQ(m.path_counts().levels_spread, 2u);
+  hhg::scenes::rng motion(5);
+  for (int step = 0; step < 3; ++step) {
+    for (B& b : bs)
+      for (int a = 0; a < D; ++a) {
+        const T d = static_cast<T>(motion.uniform(-3, 3));
+        b.min[a] = static_cast<T>(b.min[a] + d);
+        b.max[a] = static_cast<T>(b.max[a] + d);
+      }
+    m.move(std::span<const handle>(hs), std::span<const B>(bs));
+    std::vector<handle_pair> found;
+    m.find_pairs(found);
+    EXPECT_EQ(as_indices(found, hs), brute_pairs<TypeParam>(std::span<const B>(bs))) << "step " << step;
+    EXPECT_NO_THROW(m.validate());
+  }
+}
+
+// What the spread must not enlarge: cubes packed densely (the benchmark's
+// `equal`: 1.4 others a cell already), and tiny cubes packed as densely in
+// two clusters far apart, whose bounding box is nearly empty (the estimate
+// counts objects that share cells, not the volume they span).
+TYPED_TEST(AdaptiveFactor, DenseObjectsAndDenseClustersKeepTheirCells) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  using B = hhg::box<D, T>;
+  for (const bool clusters : {false, true}) {
+    hhg::scenes::rng r(31);
+    const int n = 4000;
+    const double edge = 1.3 * std::pow(static_cast<double>(n / (clusters ? 2 : 1)), 1.0 / D);
+    std::vector<B> bs;
+    for (int i = 0; i < n; ++i) {
+      const double shift = clusters && i % 2 == 1 ? 1e5 : 0;
+      B b;
+      for (int a = 0; a < D; ++a) {
+        const double x = r.uniform(0, edge) + shift;
+        b.min[a] = static_cast<T>(x);
+        b.max[a] = static_cast<T>(x + 1);
+      }
+      bs.push_back(b);
+    }
+    TypeParam m;
+    m.set_tuning(bulk_always());
+    EXPECT_EQ(hhg::all_pairs(m, std::span<const B>(bs)), brute_pairs<TypeParam>(std::span<const B>(bs)));
+    EXPECT_EQ(m.path_counts().levels_spread, 0u) << "clusters " << clusters;
+    const std::vector<double> cells = cell_sizes(m);
+    ASSERT_EQ(cells.size(), 1u);
+    EXPECT_LT(cells.front(), 2.0) << "clusters " << clusters;  // 1.41
+  }
+}
+
 TEST(LevelChoice, CountsOnlyTheLaddersThatCanWin) {
   using L = hhg::detail::level_choice<3, double>;
   using B = hhg::box<3, double>;

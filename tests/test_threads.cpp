@@ -333,6 +333,7 @@ void sparse_rows_case(std::size_t searched_share, double yz_extent) {
     hhg::hash_grids<3, double> g;
     hhg::detail::tuning t = small_tuning();
     t.searched_share = searched_share;
+    t.spread_max_log2 = 0;  // (cells of the objects' size: sparse rows)
     g.set_tuning(t);
     hhg::thread_pool pool(threads);
     g.set_executor(&pool);
@@ -419,6 +420,7 @@ void few_cells_a_row_case(std::size_t row_cells) {
     hhg::detail::tuning t = small_tuning();
     t.searched_share = 0;
     t.row_cells = row_cells;
+    t.spread_max_log2 = 0;  // (cells of the objects' size: few a row)
     g.set_tuning(t);
     hhg::thread_pool pool(threads);
     g.set_executor(&pool);
@@ -449,16 +451,20 @@ void few_cells_a_row_case(std::size_t row_cells) {
 TEST(PathsThreads, FewCellsARowTakeTheLookupWalk) { few_cells_a_row_case(4); }
 TEST(PathsThreads, FewCellsARowOnTheRowWalkWithTheRuleOff) { few_cells_a_row_case(0); }
 
-// Under the default tuning a batch of 1000 moves (below bulk_rows_min) takes
-// the bulk move when the last detection found dense rows (equal cubes: about
-// 7 cells a row), and goes one by one when it did not (`sparse`: 1-2); the
-// sparse grid, laid out by the bulk insert, stays on the lookup walk.
+// Under the default tuning, but with cells of the objects' size (no spread,
+// levels.hpp), a batch of 1000 moves (below bulk_rows_min) takes the bulk
+// move when the last detection found dense rows (equal cubes: about 7 cells
+// a row), and goes one by one when it did not (`sparse`: 1-2); the sparse
+// grid, laid out by the bulk insert, stays on the lookup walk.
 // Exact against brute force either way, on one and two workers.
 void small_batch_case(const char* scenario, bool dense) {
   for (unsigned threads : {1u, 2u}) {
     hhg::scenes::thesis_scenario<3, double> scene(hhg::scenes::named_scenario_params(scenario, 1000, 3));
     std::vector<box3> boxes(scene.boxes().begin(), scene.boxes().end());
     hhg::hash_grids<3, double> g;
+    hhg::detail::tuning t;
+    t.spread_max_log2 = 0;  // (cells of the objects' size: `sparse` has 1-2 a row)
+    g.set_tuning(t);
     hhg::thread_pool pool(threads);
     g.set_executor(&pool);
     std::vector<handle> hs = g.insert(std::span<const box3>(boxes));

@@ -74,6 +74,7 @@ struct hash_grids_state : grid_types<D, T> {
   std::size_t count = 0;
   bool active = false;
   double anchor_hint = 0;  // the first level's cell size for activate, from a whole batch (plan_ladder); 0: none
+  double anchor_spread = 1;  // its cells are anchor_spread times larger (objects far apart: levels.hpp, spread_for)
   // The ladder's factor at and above ladder_floor (a batch's, plan_ladder); below it cfg.hierarchy_factor.
   double ladder_f = cfg.hierarchy_factor;
   double ladder_floor = std::numeric_limits<double>::infinity();
@@ -453,11 +454,17 @@ struct hash_grids_state : grid_types<D, T> {
   void plan_ladder(std::span<const box_t> bs, std::span<const double> effs) {
     using L = level_choice<D, T>;
     anchor_hint = L::anchor_cell(cfg.hierarchy_factor, bs, effs, axis_scale);
-    if (!cfg.adaptive_factor || !(anchor_hint > 0)) return;
-    const auto [f, floor] = L::factor_for(cfg.hierarchy_factor, anchor_hint, bs, effs, axis_scale);
-    ++paths.ladders_estimated;
-    ladder_f = f;
-    ladder_floor = floor;
+    anchor_spread = 1;
+    if (!(anchor_hint > 0)) return;
+    if (cfg.adaptive_factor) {
+      const auto [f, floor] = L::factor_for(cfg.hierarchy_factor, anchor_hint, bs, effs, axis_scale);
+      ++paths.ladders_estimated;
+      ladder_f = f;
+      ladder_floor = floor;
+    }
+    anchor_spread =
+        L::spread_for(anchor_hint, anchor_hint / step_below(anchor_hint), bs, effs, axis_scale, tune.spread_max_log2);
+    paths.levels_spread += anchor_spread > 1;
   }
   // The per-axis scales for a batch into an empty structure (levels.hpp,
   // axis_scale_for); true when they changed: the batch's effective sizes
@@ -574,6 +581,7 @@ struct hash_grids_state : grid_types<D, T> {
   double step_below(double x) const { return x > ladder_floor ? ladder_f : cfg.hierarchy_factor; }
   void reset_ladder() {
     anchor_hint = 0;
+    anchor_spread = 1;
     ladder_f = cfg.hierarchy_factor;
     ladder_floor = std::numeric_limits<double>::infinity();
     axis_scale = base::unit_scale();
@@ -599,8 +607,9 @@ struct hash_grids_state : grid_types<D, T> {
         if (std::isfinite(eff)) top = std::max(top, eff);
       }
       const double hint = std::exchange(anchor_hint, 0.0);
+      const double spread = std::exchange(anchor_spread, 1.0);
       if (hint > top && levels.empty())  // a batch's anchor (plan_ladder): every object present fits below it
-        new_grid(hint, hint / step_below(hint), 0);
+        new_grid(hint * spread, hint / step_below(hint), 0);  // (its lower bound as without the spread)
       else if (top > 0)
         grid_for(top);
       for (const entry& e : all) place(e);

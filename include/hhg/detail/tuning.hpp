@@ -32,6 +32,7 @@ struct tuning {
   std::size_t chunk_moves = 16384;        // moves of a bulk-move chunk
   // levels
   int axis_scale_max_log2 = 5;  // a batch's cells may be up to 2^5 times shorter on some axes (0: cubes)
+  int spread_max_log2 = 10;     // a batch's first level may get cells up to 2^10 times its objects' (0: never)
 };
 
 // How often each path ran (since construction or the last reset); tests
@@ -51,6 +52,7 @@ struct path_counters {
   std::uint64_t apart_index = 0;        // detections that paired the objects kept apart through their index
   std::uint64_t slots_retired = 0;      // slots never reused again: their generation would have wrapped
   std::uint64_t ladders_estimated = 0;  // batches whose ladder factor was chosen by estimate (config::adaptive_factor)
+  std::uint64_t levels_spread = 0;  // batches whose first level got cells larger than its objects (spread_for)
   std::uint64_t axes_scaled = 0;   // batches whose cells got per-axis edges (levels.hpp, axis_scale_for), reshapes too
   std::uint64_t reshapes = 0;      // grids built again: the objects left the shape their scales were chosen for
   std::uint64_t shape_checks = 0;  // detections that sampled the objects' shape (a scale not 1; state.hpp, check_shape)
