@@ -534,6 +534,7 @@ void hash_grids<D, T>::find_pairs(std::vector<handle_pair>& out) {
   auto& s = writable("find_pairs");
   out.clear();
   s.check_shape();
+  s.check_spread();
   std::size_t want = 0;
   if (s.detected) {
     want = static_cast<std::size_t>(s.pairs + s.pairs / 8);
@@ -554,6 +555,7 @@ template <int D, class T>
 void hash_grids<D, T>::for_each_pair(pair_callback f) {
   auto& s = writable("for_each_pair");
   s.check_shape();
+  s.check_spread();
   busy mark(s.in_detection);
   x_->detect(s, f);
 }

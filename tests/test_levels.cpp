@@ -20,6 +20,7 @@
 #include "hash_grids/levels.hpp"
 #include "hhg/broad_phase.hpp"
 #include "hhg/brute_force.hpp"
+#include "hhg/executor.hpp"
 #include "hhg/hash_grids.hpp"
 #include "hhg/scenes.hpp"
 #include "support.hpp"
@@ -258,9 +259,17 @@ TYPED_TEST(AdaptiveFactor, ObjectsFarApartGetLargerCells) {
   EXPECT_GT(cells.front(), 8.0);  // (without the spread: 1.41)
   EXPECT_LT(cells.front(), 64.0);
   EXPECT_NO_THROW(m.validate());
-  m.clear();
-  const std::vector<handle> hs = m.insert(std::span<const B>(bs));
-  EXPECT_EQ(m.path_counts().levels_spread, 2u);
+  // under motion, on one worker and on two: the same pairs in the same order
+  TypeParam m1, m2;
+  m1.set_tuning(bulk_always());
+  m2.set_tuning(bulk_always());
+  hhg::thread_pool pool(2);
+  m2.set_executor(&pool);
+  const std::vector<handle> hs = m1.insert(std::span<const B>(bs));
+  const std::vector<handle> hs2 = m2.insert(std::span<const B>(bs));
+  ASSERT_EQ(hs, hs2);
+  EXPECT_EQ(m1.path_counts().levels_spread, 1u);
+  EXPECT_EQ(m2.path_counts().levels_spread, 1u);
   hhg::scenes::rng motion(5);
   for (int step = 0; step < 3; ++step) {
     for (B& b : bs)
@@ -269,12 +278,61 @@ TYPED_TEST(AdaptiveFactor, ObjectsFarApartGetLargerCells) {
         b.min[a] = static_cast<T>(b.min[a] + d);
         b.max[a] = static_cast<T>(b.max[a] + d);
       }
-    m.move(std::span<const handle>(hs), std::span<const B>(bs));
-    std::vector<handle_pair> found;
-    m.find_pairs(found);
+    m1.move(std::span<const handle>(hs), std::span<const B>(bs));
+    m2.move(std::span<const handle>(hs2), std::span<const B>(bs));
+    std::vector<handle_pair> found, found2;
+    m1.find_pairs(found);
+    m2.find_pairs(found2);
     EXPECT_EQ(as_indices(found, hs), brute_pairs<TypeParam>(std::span<const B>(bs))) << "step " << step;
+    EXPECT_EQ(found, found2) << "step " << step;
+    EXPECT_NO_THROW(m1.validate());
+    EXPECT_NO_THROW(m2.validate());
+  }
+  EXPECT_EQ(m1.path_counts().spread_checks, 3u);  // (still far apart: the cells stay)
+  EXPECT_EQ(m1.path_counts().spread_undone, 0u);
+  EXPECT_EQ(cell_sizes(m1), cells);
+}
+
+// Objects far apart that then come together (particles settling into a
+// pile): the larger cells of the spread would crowd, so the first detection
+// that finds them crowded builds the grids again with cells of the objects'
+// size, for good; the pairs stay exact before, at and after it.
+TYPED_TEST(AdaptiveFactor, ObjectsThatComeTogetherGetCellsOfTheirSize) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  using B = hhg::box<D, T>;
+  hhg::scenes::rng r(37);
+  const int n = 3000;
+  const double far = 16 * std::pow(static_cast<double>(n), 1.0 / D), near = 1.3 * std::pow(static_cast<double>(n), 1.0 / D);
+  std::vector<B> apart(n), pile(n);
+  for (int i = 0; i < n; ++i)
+    for (int a = 0; a < D; ++a) {
+      const double x = r.uniform(0, 1), y = r.uniform(0, 1);
+      apart[static_cast<std::size_t>(i)].min[a] = static_cast<T>(x * far);
+      apart[static_cast<std::size_t>(i)].max[a] = static_cast<T>(x * far + 1);
+      pile[static_cast<std::size_t>(i)].min[a] = static_cast<T>(y * near);
+      pile[static_cast<std::size_t>(i)].max[a] = static_cast<T>(y * near + 1);
+    }
+  TypeParam m;
+  m.set_tuning(bulk_always());
+  const std::vector<handle> hs = m.insert(std::span<const B>(apart));
+  ASSERT_EQ(m.path_counts().levels_spread, 1u);
+  std::vector<handle_pair> found;
+  m.find_pairs(found);
+  EXPECT_EQ(as_indices(found, hs), brute_pairs<TypeParam>(std::span<const B>(apart)));
+  EXPECT_GT(cell_sizes(m).front(), 8.0);
+  m.move(std::span<const handle>(hs), std::span<const B>(pile));
+  for (int step = 0; step < 2; ++step) {
+    m.find_pairs(found);
+    EXPECT_EQ(as_indices(found, hs), brute_pairs<TypeParam>(std::span<const B>(pile))) << "step " << step;
     EXPECT_NO_THROW(m.validate());
   }
+  EXPECT_EQ(m.path_counts().spread_undone, 1u);
+  EXPECT_EQ(m.path_counts().spread_checks, 2u);  // (none after the cells are the objects' size again)
+  const std::vector<double> cells = cell_sizes(m);
+  ASSERT_EQ(cells.size(), 1u);
+  EXPECT_LT(cells.front(), 2.0);
+  EXPECT_LT(m.stats().box_tests, 40u * static_cast<std::uint64_t>(n));  // (in the crowded cells: ~n^2 / 100)
 }
 
 // What the spread must not enlarge: cubes packed densely (the benchmark's

@@ -75,6 +75,7 @@ struct hash_grids_state : grid_types<D, T> {
   bool active = false;
   double anchor_hint = 0;  // the first level's cell size for activate, from a whole batch (plan_ladder); 0: none
   double anchor_spread = 1;  // its cells are anchor_spread times larger (objects far apart: levels.hpp, spread_for)
+  bool spread = false;       // a level has cells larger than its objects' (spread_for): check_spread watches it
   // The ladder's factor at and above ladder_floor (a batch's, plan_ladder); below it cfg.hierarchy_factor.
   double ladder_f = cfg.hierarchy_factor;
   double ladder_floor = std::numeric_limits<double>::infinity();
@@ -521,6 +522,40 @@ struct hash_grids_state : grid_types<D, T> {
     const auto chosen = level_choice<D, T>::axis_scale_for(sample, effs, tune.axis_scale_max_log2);
     if (chosen != axis_scale) reshape(chosen);
   }
+  // A level whose cells a batch made larger for objects far apart
+  // (spread_for), whose objects have since come together (particles
+  // settling into a pile): its cells crowd, and the box tests grow with the
+  // square of their objects. Before every detection while such a level
+  // exists, a sample of kSpreadSample objects (every step-th slot) reads
+  // the count of each one's cell; when they share it with more than
+  // kSpreadCrowded others on average (the batch chose at most 4), every grid
+  // is built again with cells of its objects' size (reshape), for good. A
+  // pile that holds a tenth of the objects, each sharing its cell with
+  // hundreds, is missed by 64 samples once in a thousand detections; the
+  // check costs 64 lookups (a few microseconds at 10^6 objects, where a
+  // step of `sparse` takes ~70 ms).
+  static constexpr double kSpreadCrowded = 16;
+  static constexpr std::size_t kSpreadSample = 64;
+  void check_spread() {
+    if (!spread || rebuild_pending) return;
+    ++paths.spread_checks;
+    const std::size_t step = std::max<std::size_t>(slots.size() / kSpreadSample, 1);
+    double others = 0;
+    std::size_t seen = 0;
+    for (std::size_t i = 0; i < slots.size(); i += step) {
+      const slot& sl = slots[i];
+      if (sl.place() >= kMaxGrids) continue;  // (in no grid)
+      const grid& g = grids[sl.place()];
+      const std::uint32_t r = base::lookup(g, sl.cell);
+      if (r == 0) continue;  // (cannot happen: its cell holds it)
+      others += g.occupied[r - 1].count - 1.0;
+      ++seen;
+    }
+    if (seen == 0 || others <= kSpreadCrowded * static_cast<double>(seen)) return;
+    spread = false;
+    ++paths.spread_undone;
+    reshape(axis_scale);
+  }
   // Every grid built again under other scales (check_shape), anchored at the
   // largest object as activate() does, and laid out in one pass as a bulk
   // insert (lay_out_new; 2 * 10^5 needles, all turned: ~70 ms one by one,
@@ -582,6 +617,7 @@ struct hash_grids_state : grid_types<D, T> {
   void reset_ladder() {
     anchor_hint = 0;
     anchor_spread = 1;
+    spread = false;
     ladder_f = cfg.hierarchy_factor;
     ladder_floor = std::numeric_limits<double>::infinity();
     axis_scale = base::unit_scale();
@@ -607,11 +643,13 @@ struct hash_grids_state : grid_types<D, T> {
         if (std::isfinite(eff)) top = std::max(top, eff);
       }
       const double hint = std::exchange(anchor_hint, 0.0);
-      const double spread = std::exchange(anchor_spread, 1.0);
-      if (hint > top && levels.empty())  // a batch's anchor (plan_ladder): every object present fits below it
-        new_grid(hint * spread, hint / step_below(hint), 0);  // (its lower bound as without the spread)
-      else if (top > 0)
+      const double widen = std::exchange(anchor_spread, 1.0);
+      if (hint > top && levels.empty()) {  // a batch's anchor (plan_ladder): every object present fits below it
+        new_grid(hint * widen, hint / step_below(hint), 0);  // (its lower bound as without the spread)
+        spread = widen > 1;
+      } else if (top > 0) {
         grid_for(top);
+      }
       for (const entry& e : all) place(e);
     } catch (...) {
       grids.clear();
