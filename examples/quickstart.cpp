@@ -5,7 +5,7 @@
 #include <vector>
 
 int main() {
-  hhg::hash_grids<3, double> grid;  // thesis defaults: factor 2, 16^3 cells, ...
+  hhg::hash_grids<3, double> grid;  // defaults: factor 4 (thesis 2), 16^3 cells, ...
 
   // Insert boxes {min, max}; keep the handles.
   const hhg::handle floor = grid.insert({{-1e9, -1e9, -1.0}, {1e9, 1e9, 0.0}});
