@@ -46,6 +46,18 @@ hhg::detail::tuning bulk_always() {
   return t;
 }
 
+// A cube of the given edge, its min corner uniform in [lo, hi) per axis.
+template <class B>
+B random_cube(hhg::scenes::rng& r, double lo, double hi, double edge) {
+  B b;
+  for (int a = 0; a < B::dimension; ++a) {
+    const double x = r.uniform(lo, hi);
+    b.min[a] = static_cast<typename B::scalar>(x);
+    b.max[a] = static_cast<typename B::scalar>(x + edge);
+  }
+  return b;
+}
+
 // The cell sizes of the levels, finest first.
 template <class M>
 std::vector<double> cell_sizes(const M& m) {
@@ -98,24 +110,8 @@ TYPED_TEST(AdaptiveFactor, CrowdedSmallObjectsKeepTheirOwnLevel) {
   hhg::scenes::rng r(17);
   std::vector<B> bs;
   const double edge = D == 3 ? 20 : 80;  // about 0.75 unit cubes per unit of volume
-  for (int i = 0; i < 6000; ++i) {
-    B b;
-    for (int a = 0; a < D; ++a) {
-      const double x = r.uniform(0, edge);
-      b.min[a] = static_cast<T>(x);
-      b.max[a] = static_cast<T>(x + 1);
-    }
-    bs.push_back(b);
-  }
-  for (int i = 0; i < 40; ++i) {
-    B b;
-    for (int a = 0; a < D; ++a) {
-      const double x = r.uniform(0, edge);
-      b.min[a] = static_cast<T>(x);
-      b.max[a] = static_cast<T>(x + 60);
-    }
-    bs.push_back(b);
-  }
+  for (int i = 0; i < 6000; ++i) bs.push_back(random_cube<B>(r, 0, edge, 1));
+  for (int i = 0; i < 40; ++i) bs.push_back(random_cube<B>(r, 0, edge, 60));
   TypeParam m;
   m.set_tuning(bulk_always());
   EXPECT_EQ(hhg::all_pairs(m, std::span<const B>(bs)), brute_pairs<TypeParam>(std::span<const B>(bs)));
@@ -233,15 +229,7 @@ TYPED_TEST(AdaptiveFactor, ObjectsFarApartGetLargerCells) {
   const int n = 4000;
   const double edge = 16 * std::pow(static_cast<double>(n), 1.0 / D);  // 16 units between neighbours
   std::vector<B> bs;
-  for (int i = 0; i < n; ++i) {
-    B b;
-    for (int a = 0; a < D; ++a) {
-      const double x = r.uniform(-edge / 2, edge / 2);
-      b.min[a] = static_cast<T>(x);
-      b.max[a] = static_cast<T>(x + (i % 7 == 0 ? 0.25 : 1.0));
-    }
-    bs.push_back(b);
-  }
+  for (int i = 0; i < n; ++i) bs.push_back(random_cube<B>(r, -edge / 2, edge / 2, i % 7 == 0 ? 0.25 : 1.0));
   // a few pairs: cubes placed on others
   for (int i = 0; i < 200; i += 10) {
     B b = bs[static_cast<std::size_t>(i)];
@@ -303,16 +291,10 @@ TYPED_TEST(AdaptiveFactor, ObjectsThatComeTogetherGetCellsOfTheirSize) {
   using B = hhg::box<D, T>;
   hhg::scenes::rng r(37);
   const int n = 3000;
-  const double far = 16 * std::pow(static_cast<double>(n), 1.0 / D), near = 1.3 * std::pow(static_cast<double>(n), 1.0 / D);
-  std::vector<B> apart(n), pile(n);
-  for (int i = 0; i < n; ++i)
-    for (int a = 0; a < D; ++a) {
-      const double x = r.uniform(0, 1), y = r.uniform(0, 1);
-      apart[static_cast<std::size_t>(i)].min[a] = static_cast<T>(x * far);
-      apart[static_cast<std::size_t>(i)].max[a] = static_cast<T>(x * far + 1);
-      pile[static_cast<std::size_t>(i)].min[a] = static_cast<T>(y * near);
-      pile[static_cast<std::size_t>(i)].max[a] = static_cast<T>(y * near + 1);
-    }
+  const double side = std::pow(static_cast<double>(n), 1.0 / D);  // (16 units apart, then 1.3)
+  std::vector<B> apart, pile;
+  for (int i = 0; i < n; ++i) apart.push_back(random_cube<B>(r, 0, 16 * side, 1));
+  for (int i = 0; i < n; ++i) pile.push_back(random_cube<B>(r, 0, 1.3 * side, 1));
   TypeParam m;
   m.set_tuning(bulk_always());
   const std::vector<handle> hs = m.insert(std::span<const B>(apart));
@@ -350,13 +332,7 @@ TYPED_TEST(AdaptiveFactor, DenseObjectsAndDenseClustersKeepTheirCells) {
     std::vector<B> bs;
     for (int i = 0; i < n; ++i) {
       const double shift = clusters && i % 2 == 1 ? 1e5 : 0;
-      B b;
-      for (int a = 0; a < D; ++a) {
-        const double x = r.uniform(0, edge) + shift;
-        b.min[a] = static_cast<T>(x);
-        b.max[a] = static_cast<T>(x + 1);
-      }
-      bs.push_back(b);
+      bs.push_back(random_cube<B>(r, shift, shift + edge, 1));
     }
     TypeParam m;
     m.set_tuning(bulk_always());

@@ -190,6 +190,47 @@ struct level_choice {
     const std::size_t want = std::clamp(n / 8, kSampleMin, kSample);
     return std::max<std::size_t>((n + want - 1) / want, 1);
   }
+  // x rounded down to an integer, clamped to [-2^62, 2^62] (NaN: -2^62)
+  static std::int64_t floor_clamped(double x) {
+    x = !(x >= -0x1p62) ? -0x1p62 : x > 0x1p62 ? 0x1p62 : x;
+    const auto c = static_cast<std::int64_t>(x);
+    return c - (x < static_cast<double>(c));
+  }
+  // Sampled objects counted by cell (a 64-bit hash of the cell's
+  // coordinates, `mix`): open addressing, at most half full.
+  class cell_counts {
+   public:
+    explicit cell_counts(std::size_t items) {
+      while ((std::size_t{1} << bits_) < 2 * items) ++bits_;
+      table_.resize(std::size_t{1} << bits_);
+    }
+    static std::uint64_t mix(std::uint64_t h, std::int64_t coordinate) {
+      h = (h ^ static_cast<std::uint64_t>(coordinate)) * 0xff51afd7ed558ccdull;
+      return h ^ (h >> 32);
+    }
+    // (zeroed as bytes: std::fill with the struct failed a store forwarding per slot)
+    void clear() { std::memset(table_.data(), 0, table_.size() * sizeof(counted)); }
+    // One more object in cell h: the objects the cell held before it.
+    std::uint32_t add(std::uint64_t h) {
+      for (std::size_t k = h >> (64 - bits_);; k = (k + 1) & (table_.size() - 1)) {
+        counted& slot = table_[k];
+        if (slot.count == 0) {
+          slot = {h, 1};
+          return 0;
+        }
+        if (slot.key == h) return slot.count++;
+      }
+    }
+
+   private:
+    struct counted {
+      std::uint64_t key;
+      std::uint32_t count;  // 0: free
+    };
+    int bits_ = 1;
+    std::vector<counted> table_;
+  };
+
   static constexpr int kLadders = 64;
   static constexpr double kAcrossCost = 148, kCellPairCost = 1.35, kLevelCost = 41;
 
@@ -263,14 +304,7 @@ struct level_choice {
       out.push_back({f, floor, across / n, std::numeric_limits<double>::infinity(), levels, nonempty});
       if (levels == 1) break;
     }
-    // the shared cells: open addressing, at most half full
-    struct counted {
-      std::uint64_t key;
-      std::uint32_t count;  // 0: free
-    };
-    int bits = 1;
-    while ((std::size_t{1} << bits) < 2 * sample.size()) ++bits;
-    std::vector<counted> table(std::size_t{1} << bits);
+    cell_counts table(sample.size());  // the shared cells
     double least = std::numeric_limits<double>::infinity();
     for (auto e = out.rbegin(); e != out.rend(); ++e) {
       if (kAcrossCost * e->across + kLevelCost * (e->nonempty - 1) >= least) continue;  // cannot win
@@ -278,32 +312,15 @@ struct level_choice {
       level_scale[0] = 1;
       for (std::size_t i = 1; i < static_cast<std::size_t>(e->levels); ++i)
         level_scale[i] = level_scale[i - 1] * e->factor;
-      // (zeroed as bytes: std::fill with the struct failed a store forwarding per slot)
-      std::memset(table.data(), 0, table.size() * sizeof(counted));
+      table.clear();
       double shared = 0;  // pairs of sampled objects in one cell of one level
       const double log2f = std::log2(e->factor);
       for (const point& pt : sample) {
         const int i = level_of(pt, log2f, e->levels);
         std::uint64_t h = static_cast<std::uint64_t>(i) * 0x9E3779B97F4A7C15ull;
-        for (int a = 0; a < D; ++a) {
-          double x = pt.lo[a] * level_scale[static_cast<std::size_t>(i)];  // (f^i may overflow: x inf or NaN)
-          x = !(x >= -0x1p62) ? -0x1p62 : x > 0x1p62 ? 0x1p62 : x;
-          std::int64_t c = static_cast<std::int64_t>(x);
-          c -= x < static_cast<double>(c);  // (rounded down)
-          h = (h ^ static_cast<std::uint64_t>(c)) * 0xff51afd7ed558ccdull;
-          h ^= h >> 32;
-        }
-        for (std::size_t k = h >> (64 - bits);; k = (k + 1) & (table.size() - 1)) {
-          counted& slot = table[k];
-          if (slot.count == 0) {
-            slot = {h, 1};
-            break;
-          }
-          if (slot.key == h) {
-            shared += slot.count++;
-            break;
-          }
-        }
+        for (int a = 0; a < D; ++a)  // (f^i may overflow: inf or NaN, clamped)
+          h = cell_counts::mix(h, floor_clamped(pt.lo[a] * level_scale[static_cast<std::size_t>(i)]));
+        shared += table.add(h);
       }
       e->cell_pairs = shared / (p * n);
       least = std::min(least, e->cost());
@@ -345,48 +362,24 @@ struct level_choice {
       const double eff = effs[i];
       if (!(eff >= lower && eff < c0)) continue;  // (another level's, a point's, or kept apart)
       std::array<std::int64_t, D> c;
-      for (int a = 0; a < D; ++a) {
-        double x = static_cast<double>(bs[i].min[a]) * scale[a] / c0;
-        x = !(x >= -0x1p62) ? -0x1p62 : x > 0x1p62 ? 0x1p62 : x;
-        c[a] = static_cast<std::int64_t>(x);
-        c[a] -= x < static_cast<double>(c[a]);  // (rounded down)
-      }
+      for (int a = 0; a < D; ++a) c[a] = floor_clamped(static_cast<double>(bs[i].min[a]) * scale[a] / c0);
       cells.push_back(c);
     }
     if (cells.size() < kSpreadSampleMin) return 1;  // (too few to tell the level's objects far apart)
-    struct counted {
-      std::uint64_t key;
-      std::uint32_t count;  // 0: free
-    };
-    int bits = 1;
-    while ((std::size_t{1} << bits) < 2 * cells.size()) ++bits;
-    std::vector<counted> table(std::size_t{1} << bits);
+    cell_counts table(cells.size());
     // per object, the others in its cell: 2 * pairs / objects, pairs
     // shared * step^2 and objects |cells| * step; at most kSpreadShare when
     // shared is at most `most` (a pass stops as soon as it is past it)
     const double most = kSpreadShare * static_cast<double>(cells.size()) / (2 * static_cast<double>(step));
     double m = 1;
     for (int k = 1; k <= max_log2 && std::isfinite(c0 * m * 2); ++k) {
-      std::memset(table.data(), 0, table.size() * sizeof(counted));
+      table.clear();
       double shared = 0;  // pairs of sampled objects in one cell of c0 2^k
       for (const auto& c : cells) {
         if (shared > most) break;
         std::uint64_t h = 0x9E3779B97F4A7C15ull;
-        for (int a = 0; a < D; ++a) {
-          h = (h ^ static_cast<std::uint64_t>(c[a] >> k)) * 0xff51afd7ed558ccdull;  // (>>: rounded down)
-          h ^= h >> 32;
-        }
-        for (std::size_t t = h >> (64 - bits);; t = (t + 1) & (table.size() - 1)) {
-          counted& slot = table[t];
-          if (slot.count == 0) {
-            slot = {h, 1};
-            break;
-          }
-          if (slot.key == h) {
-            shared += slot.count++;
-            break;
-          }
-        }
+        for (int a = 0; a < D; ++a) h = cell_counts::mix(h, c[a] >> k);  // (>>: rounded down)
+        shared += table.add(h);
       }
       if (shared > most) break;
       m *= 2;
