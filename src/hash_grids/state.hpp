@@ -73,7 +73,7 @@ struct hash_grids_state : grid_types<D, T> {
   std::uint32_t free_tail = npos;  // the free list's last slot; retired slots are its tail (release_slot)
   std::size_t count = 0;
   bool active = false;
-  double anchor_hint = 0;  // the first level's cell size for activate, from a whole batch (plan_ladder); 0: none
+  double anchor_hint = 0;    // the first level's cell size for activate, from a whole batch (plan_ladder); 0: none
   double anchor_spread = 1;  // its cells are anchor_spread times larger (objects far apart: levels.hpp, spread_for)
   bool spread = false;       // a level has cells larger than its objects' (spread_for): check_spread watches it
   // The ladder's factor at and above ladder_floor (a batch's, plan_ladder); below it cfg.hierarchy_factor.

@@ -52,9 +52,9 @@ struct path_counters {
   std::uint64_t apart_index = 0;        // detections that paired the objects kept apart through their index
   std::uint64_t slots_retired = 0;      // slots never reused again: their generation would have wrapped
   std::uint64_t ladders_estimated = 0;  // batches whose ladder factor was chosen by estimate (config::adaptive_factor)
-  std::uint64_t levels_spread = 0;  // batches whose first level got cells larger than its objects (spread_for)
-  std::uint64_t spread_checks = 0;  // detections that sampled how crowded such a level's cells are (check_spread)
-  std::uint64_t spread_undone = 0;  // such levels built again with cells of their objects' size (crowded)
+  std::uint64_t levels_spread = 0;      // batches whose first level got cells larger than its objects (spread_for)
+  std::uint64_t spread_checks = 0;      // detections that sampled how crowded such a level's cells are (check_spread)
+  std::uint64_t spread_undone = 0;      // such levels built again with cells of their objects' size (crowded)
   std::uint64_t axes_scaled = 0;   // batches whose cells got per-axis edges (levels.hpp, axis_scale_for), reshapes too
   std::uint64_t reshapes = 0;      // grids built again: the objects left the shape their scales were chosen for
   std::uint64_t shape_checks = 0;  // detections that sampled the objects' shape (a scale not 1; state.hpp, check_shape)
