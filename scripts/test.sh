@@ -5,7 +5,8 @@
 #     `hhg bench --quick` (every method on the thesis scenarios; pairs must agree);
 #  2. AddressSanitizer + UndefinedBehaviorSanitizer build with clang (no
 #     recovery), the whole test suite again (the benchmark programs are not
-#     built: stage 1 tests them), and the libFuzzer target (stage 4);
+#     built: stage 1 tests them; the MPI test programs run at 2 and 4 ranks,
+#     stage 1 runs them at 1-4), and the libFuzzer target (stage 4);
 #  3. ThreadSanitizer build, the tests that run threads (names with
 #     "Threads" or "Concurrent"; only their files are built);
 #  4. libFuzzer against the brute-force model, a short run
@@ -49,7 +50,9 @@ cmake --build build-test -j"$jobs"
 stage "the portable paths compile (no SSE2)"
 # The SIMD kernels have plain fallbacks for other targets; nothing else
 # compiles them (a fallback that named an SSE type once broke them unseen).
-for f in src/*.cpp src/hash_grids/*.cpp; do g++ -std=c++20 -fsyntax-only -U__SSE2__ -Iinclude -Isrc "$f"; done
+# (one compiler a core: xargs fails if any of them does)
+printf '%s\0' src/*.cpp src/hash_grids/*.cpp |
+  xargs -0 -n1 -P"$jobs" g++ -std=c++20 -fsyntax-only -U__SSE2__ -Iinclude -Isrc
 
 stage "hhg bench --quick (every method, pairs must agree)"
 ./build-test/hhg bench --quick --json build-test/bench-quick.json --csv build-test/bench-quick.csv >/dev/null
@@ -58,7 +61,7 @@ stage "AddressSanitizer + UndefinedBehaviorSanitizer (clang)"
 san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 configure build-asan -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" -DHHG_WARNINGS_AS_ERRORS=ON -DHHG_BUILD_BENCH=OFF \
-  -DHHG_BUILD_FUZZ=ON -DCMAKE_CXX_FLAGS="$san" -DCMAKE_EXE_LINKER_FLAGS="$san"
+  -DHHG_BUILD_FUZZ=ON -DCMAKE_CXX_FLAGS="$san" -DCMAKE_EXE_LINKER_FLAGS="$san" "-DHHG_MPI_TEST_RANKS=2;4"
 cmake --build build-asan -j"$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$jobs")
 

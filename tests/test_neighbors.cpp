@@ -9,7 +9,9 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <initializer_list>
 #include <limits>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -72,69 +74,78 @@ hhg::detail::cell_list_tuning small_pieces() {
   return t;
 }
 
-// With `ex`: the cell list runs on it, in small pieces, and must give the
-// brute-force lists and, unordered, exactly the serial storage order.
+// Every scene and radius on each worker count of `workers` (0: no executor,
+// the serial path; else a pool whose cell list runs in small pieces), against
+// the brute-force lists, computed once per scene for every worker count; with
+// an executor, the unordered lists must also be exactly the serial storage order.
 template <int D, class T>
-void check_all(hhg::executor* ex = nullptr) {
+void check_all(std::initializer_list<unsigned> workers = {0u}) {
+  std::vector<std::unique_ptr<hhg::thread_pool>> pools;
+  for (const unsigned w : workers) pools.push_back(w != 0 ? std::make_unique<hhg::thread_pool>(w) : nullptr);
   for (int kind = 0; kind < 4; ++kind) {
     for (const double r : {0.0, 1.0, 1.5, 3.0}) {
-      SCOPED_TRACE(std::to_string(kind) + " r=" + std::to_string(r));
       const auto pts = make_points<D, T>(kind, 700, 5 + static_cast<std::uint64_t>(kind));
-      hhg::cell_list<D, T> cl;
-      if (ex) {
-        cl.set_executor(ex);
-        cl.set_tuning(small_pieces());
-      }
-      cl.build(pts, r);
-      hhg::neighbor_list got;
-      cl.neighbors(got);
       const auto want = brute<D, T>(pts, pts, r, true);
-      ASSERT_EQ(got.offsets, want.offsets);
-      ASSERT_EQ(got.indices, want.indices);
-      // unordered lists: the same sets
-      cl.neighbors(got, false);
-      if (ex) {
-        hhg::cell_list<D, T> serial;
-        serial.build(pts, r);
-        hhg::neighbor_list same;
-        serial.neighbors(same, false);
-        ASSERT_EQ(got.indices, same.indices);
-        EXPECT_EQ(cl.cell_edge(), serial.cell_edge());
-      }
-      ASSERT_EQ(got.offsets, want.offsets);
-      for (std::size_t i = 0; i < got.size(); ++i) {
-        const auto b = got.indices.begin() + static_cast<std::ptrdiff_t>(got.offsets[i]);
-        const auto e = got.indices.begin() + static_cast<std::ptrdiff_t>(got.offsets[i + 1]);
-        std::sort(b, e);
-      }
-      ASSERT_EQ(got.indices, want.indices);
       // a second set
       const auto qs = make_points<D, T>(kind, 300, 77);
-      cl.neighbors_of(qs, got);
       const auto want2 = brute<D, T>(qs, pts, r, false);
-      ASSERT_EQ(got.offsets, want2.offsets);
-      ASSERT_EQ(got.indices, want2.indices);
       // incremental: small moves (mostly same cell), then a few big ones
+      std::array<std::vector<std::uint32_t>, 2> which;
+      std::array<std::vector<std::array<T, D>>, 2> where;
+      std::array<hhg::neighbor_list, 2> want3;
       auto moved = pts;
-      std::vector<std::uint32_t> which;
-      std::vector<std::array<T, D>> where;
       hhg::scenes::rng g(9);
       for (int step = 0; step < 2; ++step) {
-        which.clear();
-        where.clear();
         for (std::size_t k = 0; k < 20; ++k) {
           const auto i = static_cast<std::uint32_t>(g.below(moved.size()));
           auto p = moved[i];
           for (auto& v : p) v = static_cast<T>(v + (step == 0 ? 1e-3 : 2.5) * g.uniform(-1, 1));
           moved[i] = p;
-          which.push_back(i);
-          where.push_back(p);
+          which[step].push_back(i);
+          where[step].push_back(p);
         }
-        cl.move(which, where);
+        want3[step] = brute<D, T>(moved, moved, r, true);
+      }
+      for (std::size_t w = 0; w < pools.size(); ++w) {
+        hhg::executor* const ex = pools[w].get();
+        SCOPED_TRACE(std::to_string(kind) + " r=" + std::to_string(r) + " workers " +
+                     std::to_string(ex ? ex->workers() : 0));
+        hhg::cell_list<D, T> cl;
+        if (ex) {
+          cl.set_executor(ex);
+          cl.set_tuning(small_pieces());
+        }
+        cl.build(pts, r);
+        hhg::neighbor_list got;
         cl.neighbors(got);
-        const auto want3 = brute<D, T>(moved, moved, r, true);
-        ASSERT_EQ(got.offsets, want3.offsets);
-        ASSERT_EQ(got.indices, want3.indices);
+        ASSERT_EQ(got.offsets, want.offsets);
+        ASSERT_EQ(got.indices, want.indices);
+        // unordered lists: the same sets
+        cl.neighbors(got, false);
+        if (ex) {
+          hhg::cell_list<D, T> serial;
+          serial.build(pts, r);
+          hhg::neighbor_list same;
+          serial.neighbors(same, false);
+          ASSERT_EQ(got.indices, same.indices);
+          EXPECT_EQ(cl.cell_edge(), serial.cell_edge());
+        }
+        ASSERT_EQ(got.offsets, want.offsets);
+        for (std::size_t i = 0; i < got.size(); ++i) {
+          const auto b = got.indices.begin() + static_cast<std::ptrdiff_t>(got.offsets[i]);
+          const auto e = got.indices.begin() + static_cast<std::ptrdiff_t>(got.offsets[i + 1]);
+          std::sort(b, e);
+        }
+        ASSERT_EQ(got.indices, want.indices);
+        cl.neighbors_of(qs, got);
+        ASSERT_EQ(got.offsets, want2.offsets);
+        ASSERT_EQ(got.indices, want2.indices);
+        for (int step = 0; step < 2; ++step) {
+          cl.move(which[step], where[step]);
+          cl.neighbors(got);
+          ASSERT_EQ(got.offsets, want3[step].offsets);
+          ASSERT_EQ(got.indices, want3[step].indices);
+        }
       }
     }
   }
@@ -149,11 +160,7 @@ TEST(Neighbors, Exact2DFloat) { check_all<2, float>(); }
 // check_all: one set, two sets, moves) and the serial storage order.
 template <int D, class T>
 void check_all_threads() {
-  for (const unsigned w : {1u, 2u, 3u, 8u}) {
-    SCOPED_TRACE("workers " + std::to_string(w));
-    hhg::thread_pool pool(w);
-    check_all<D, T>(&pool);
-  }
+  check_all<D, T>({1u, 2u, 3u, 8u});
 }
 TEST(NeighborsThreads, Exact3DDouble) { check_all_threads<3, double>(); }
 TEST(NeighborsThreads, Exact3DFloat) { check_all_threads<3, float>(); }
