@@ -71,7 +71,9 @@ namespace {
 
 // Every non-const entry point starts here: the structure exists and is not in
 // the middle of a detection (a for_each_pair callback changing it would
-// corrupt the walk).
+// corrupt the walk). (The calls that read the slots' pool positions settle
+// them first: remove, move, a batch move off the bulk path, a rebuild;
+// state.hpp, settle.)
 template <int D, class T>
 detail::hash_grids_state<D, T>& hash_grids<D, T>::writable(const char* op) {
   if (!s_) throw_moved_from(op);
@@ -155,6 +157,7 @@ template <int D, class T>
 void hash_grids<D, T>::remove(handle h) {
   auto& s = writable("remove");
   if (!s.live(h)) detail::throw_invalid_handle("hash_grids::remove");
+  s.settle_positions();
   s.prepare_unplace(h.index);
   s.unplace(h.index);
   s.release_slot(h.index);
@@ -163,8 +166,10 @@ void hash_grids<D, T>::remove(handle h) {
 
 template <int D, class T>
 void hash_grids<D, T>::move(handle h, const box_type& b) {
-  if (!writable("move").live(h)) detail::throw_invalid_handle("hash_grids::move");
+  auto& s = writable("move");
+  if (!s.live(h)) detail::throw_invalid_handle("hash_grids::move");
   detail::require_valid_box(b);
+  s.settle_positions();
   move_checked(h, b);
 }
 
@@ -237,6 +242,7 @@ void hash_grids<D, T>::move(std::span<const handle> hs, std::span<const box_type
   // update time). Any other batch gives them back.
   if (bulk) return;
   s.release_bulk_scratch();
+  s.settle_positions();
   for (std::size_t i = checked; i < hs.size(); ++i) {
     if (!s.live(hs[i])) detail::throw_invalid_handle("hash_grids::move (batch)");
     detail::require_valid_box(bs[i]);
@@ -432,7 +438,7 @@ void hash_grids<D, T>::move(std::span<const handle> hs, std::span<const box_type
 template <int D, class T>
 typename hash_grids<D, T>::box_type hash_grids<D, T>::get(handle h) const {
   if (!readable("get").live(h)) detail::throw_invalid_handle("hash_grids::get");
-  return s_->find(h.index).box();
+  return s_->entry_of(h.index).box();
 }
 
 template <int D, class T>
@@ -449,6 +455,7 @@ template <int D, class T>
 void hash_grids<D, T>::update() {
   auto& s = writable("update");
   if (s.rebuild_pending) {
+    s.settle_positions();
     s.rebuild();
     ++s.paths.rebuilds;
   }
@@ -574,6 +581,7 @@ void hash_grids<D, T>::clear() {
   s.reset_ladder();
   s.rebuild_pending = false;
   s.detected = false;
+  s.positions_stale = false;
 }
 
 template <int D, class T>

@@ -348,8 +348,10 @@ TYPED_TEST(GridSemantics, BulkBatchMoveMatchesBruteForce) {
   }
 }
 
-// A bulk move (hash_grids::move of most objects at once) does not write the
-// objects' slots; whatever reads them brings them up to date first. Bulk
+// A bulk move (hash_grids::move of most objects at once) of a batch in slot
+// order does not write the objects' pool positions into their slots;
+// whatever non-const call reads them settles them first (path_counts().settles),
+// const calls find the objects in their cells without writing. Bulk
 // moves in a row with only detections between them (in slot order, a part
 // of the objects, shuffled, with a reused slot's new generation, with jumps
 // to other grids), each followed by an operation that reads the slots
@@ -416,9 +418,12 @@ TYPED_TEST(GridSemantics, BulkMovesInARowThenSingleOperations) {
           m.move(id, b);
         }
         break;
-      case 6:  // get: the boxes just written
+      case 6: {  // get: the boxes just written (read-only: nothing settled)
+        const auto settled = m.subject().path_counts().settles;
         for (std::size_t id : ids) ASSERT_TRUE(m.subject().get(m.subject_handle(id)) == m.box_of(id)) << id;
+        ASSERT_EQ(m.subject().path_counts().settles, settled);
         break;
+      }
       case 7:  // removes and inserts
         for (std::size_t k = 0; k < 30; ++k) m.remove(ids[k * 7]);
         for (std::size_t k = 0; k < 30; ++k) m.insert(boxes[r.below(boxes.size())]);
@@ -428,6 +433,10 @@ TYPED_TEST(GridSemantics, BulkMovesInARowThenSingleOperations) {
     ASSERT_TRUE(detection_matches());
   }
   ASSERT_TRUE(m.check());  // with validate() and get() of every object
+  // (the batches of steps 0-2 are in slot order: step 2's remove settled
+  // their positions; after it, the reused slot's new generation puts the
+  // batches out of slot order, and the bulk moves write every slot)
+  EXPECT_EQ(m.subject().path_counts().settles, 1u);
 }
 
 // hash_grids keeps 24-bit generations (handle.hpp): a slot whose generation
@@ -497,8 +506,8 @@ TYPED_TEST(GridSemantics, ConstFunctionsConcurrently) {
   }
 }
 
-// The same right after a bulk move, whose slots get() and validate() bring
-// up to date first (once, under a lock).
+// The same right after a bulk move, which left the objects' pool positions
+// stale: get() and validate() find the objects in their cells, read-only.
 TYPED_TEST(GridSemantics, ConstFunctionsConcurrentlyAfterBulkMove) {
   constexpr int D = TypeParam::dimension;
   using T = typename TypeParam::scalar;
@@ -528,6 +537,12 @@ TYPED_TEST(GridSemantics, ConstFunctionsConcurrentlyAfterBulkMove) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(failures.load(), 0);
+  // the const calls wrote nothing; the positions were left to settle, which the first remove does
+  EXPECT_EQ(m.path_counts().settles, 0u);
+  m.remove(hs[0]);
+  EXPECT_EQ(m.path_counts().settles, 1u);
+  m.validate();
+  EXPECT_EQ(m.get(hs[1]), where[1]);
 }
 
 TYPED_TEST(GridSemantics, FindPairsReusesOutputAndClearsIt) {

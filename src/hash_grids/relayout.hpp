@@ -107,7 +107,10 @@ void hash_grids_state<D, T>::compact(grid& g) {
 //     one serial pass sizes the new storage and cuts the list into chunks at
 //     cell boundaries;
 //  3. per chunk, the new pool (the user's boxes read in cell order,
-//     prefetched), the cell records, the bricks and the slots of its objects.
+//     prefetched), the cell records, the bricks and the slots of its objects
+//     (none for a batch in slot order: their grids and cells were written
+//     after pass 1, in batch order, and their positions are left to settle,
+//     state.hpp).
 // Returns false, having changed nothing, when the batch does not qualify:
 // grids not active, a rebuild pending, fewer than tune.bulk_min moves or
 // fewer than half the grid objects, a handle twice, an invalid handle or box,
@@ -274,6 +277,28 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
     }
   }
   checked = n;
+  // A batch in slot order leaves the objects' pool positions to settle()
+  // (state.hpp): their grids and cells go into the slots here, in batch
+  // order, and pass 3 writes no slot. From here until pass 3, a return or an
+  // exception puts the old ones back (settle, from the pools, which only
+  // pass 3 changes).
+  const bool lazy = in_slot_order && !fresh;
+  struct resettle {
+    hash_grids_state* s;
+    ~resettle() {
+      if (s != nullptr) s->settle();
+    }
+  } undo{nullptr};
+  if (lazy) {
+    undo.s = this;
+    run_chunks(nchunks, [&](std::size_t c) {
+      for (std::size_t i = c * chunk, hi = std::min(n, i + chunk); i < hi; ++i) {
+        slot& sl = slots[i];
+        sl.cell = one_grid ? direct[i].code : key1[i].code;
+        sl.set_place(one_grid ? 0u : key1[i].src);
+      }
+    });
+  }
 
   // ---- pass 2: the keys by grid, sorted by cell; the new storage sized ----
   // key lists: the moved objects that go to the grid (chunk c's at offset
@@ -389,6 +414,7 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
   }
 
   // ---- pass 3: write the new storage (nothing below allocates) ----
+  undo.s = nullptr;
   // The old pools are read for the objects the batch does not move, and stay
   // until all grids are written.
   for (std::size_t id = 0; id < ngrids; ++id) {
@@ -435,7 +461,7 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
             if (src < n) {
               __builtin_prefetch(&bs[src]);
               __builtin_prefetch(reinterpret_cast<const char*>(&bs[src] + 1) - 1);
-              if (in_slot_order) __builtin_prefetch(&slots[src], 1);
+              if (in_slot_order && !lazy) __builtin_prefetch(&slots[src], 1);
             }
           }
           const std::uint32_t src = keys[k].src;
@@ -449,7 +475,7 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
             out[w] = g.pool[src - n];  // (not reused: some of its objects stay)
             h = out[w].user_handle();
           }
-          slots[h.index] = {h.generation << 8 | gid, code, w};
+          if (!lazy) slots[h.index] = {h.generation << 8 | gid, code, w};
         }
         for (const std::uint32_t end = block + class_capacity(klass); w < end; ++w) out[w] = sentinel();  // free room
         l.bricks[(brick << kLocalBits) | (code & kLocalMask)] = static_cast<std::uint32_t>(oi + 1);
@@ -461,6 +487,7 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
     install(grids[id], layouts[id]);
     grids[id].objects = bulk_keys[id].size();
   }
+  positions_stale = lazy;  // (otherwise pass 3 wrote every grid object's slot)
   if (fresh) {
     ++paths.bulk_inserts;
   } else {

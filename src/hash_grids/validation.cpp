@@ -24,8 +24,14 @@ void hash_grids_state<D, T>::validate() const {
       const std::uint32_t r = lookup(g, s.cell);
       if (r == 0 || r > g.occupied.size()) broken("slot " + std::to_string(i) + " names an empty cell");
       const occupied_cell& oc = g.occupied[r - 1];
-      if (s.at < oc.block || s.at >= oc.block + oc.count) broken("slot position outside its cell's block");
-      e = &g.pool[s.at];
+      if (positions_stale) {  // (settle: the slot names its grid and cell; the position is found there)
+        for (std::uint32_t k = oc.block; k < oc.block + oc.count && e == nullptr; ++k)
+          if (g.pool[k].id.index == i) e = &g.pool[k];
+        if (e == nullptr) broken("object " + std::to_string(i) + " is not in the cell its slot names");
+      } else {
+        if (s.at < oc.block || s.at >= oc.block + oc.count) broken("slot position outside its cell's block");
+        e = &g.pool[s.at];
+      }
       if (!rebuild_pending) {
         if (cell_of(g, *e) != s.cell) broken("object " + std::to_string(i) + " is not in the cell of its box");
         if (e->reach() != reach_of(g, e->box())) broken("object " + std::to_string(i) + " has stale reach bits");
@@ -74,7 +80,8 @@ void hash_grids_state<D, T>::validate() const {
       for (std::uint32_t k = 0; k < oc.count; ++k) {
         const entry& e = g.pool[oc.block + k];
         const slot& s = slots[e.id.index];
-        if (s.place() != gi || s.cell != oc.cell || s.at != oc.block + k) broken("slot does not point at its entry");
+        if (s.place() != gi || s.cell != oc.cell || (!positions_stale && s.at != oc.block + k))
+          broken("slot does not point at its entry");
       }
       objs += oc.count;
     }

@@ -59,6 +59,7 @@ struct path_counters {
   std::uint64_t reshapes = 0;      // grids built again: the objects left the shape their scales were chosen for
   std::uint64_t shape_checks = 0;  // detections that sampled the objects' shape (a scale not 1; state.hpp, check_shape)
   std::uint64_t outputs_estimated = 0;  // find_pairs calls that sized their output from a sample (no earlier count)
+  std::uint64_t settles = 0;  // slots' pool positions written after bulk moves that left them (state.hpp, settle)
 };
 
 }  // namespace hhg::detail
