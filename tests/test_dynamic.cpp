@@ -400,6 +400,7 @@ TYPED_TEST(GridSemantics, BulkMovesInARowThenSingleOperations) {
     if (step == 5)
       for (std::size_t i = ids.size(); i-- > 1;) std::swap(ids[i], ids[r.below(i + 1)]);
     m.move_batch(ids, moved(ids));
+    ASSERT_NO_THROW(m.subject().validate());  // (every slot's grid and cell, stale positions or not)
     ASSERT_TRUE(detection_matches());
     switch (step) {
       case 2: {  // a slot reused: the next batch in slot order has a generation apart
@@ -437,6 +438,81 @@ TYPED_TEST(GridSemantics, BulkMovesInARowThenSingleOperations) {
   // their positions; after it, the reused slot's new generation puts the
   // batches out of slot order, and the bulk moves write every slot)
   EXPECT_EQ(m.subject().path_counts().settles, 1u);
+}
+
+// Each call that reads the pool positions a bulk move left stale, as the
+// first call after it: remove, move, a small batch (the one-by-one path), a
+// batch with a bad handle (checked after the bulk path declines), a rebuild
+// (strategy rebuild), and insert, which reads none. Each settles once (or
+// not at all), and the structure then matches brute force and validates.
+TYPED_TEST(GridSemantics, FirstCallAfterBulkMoveSettlesPositions) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  using B = box<D, T>;
+  const auto boxes = hhg::scenes::make_zoo_scene<D, T>(hhg::scenes::zoo::varied12, 2000, 23);
+  hhg::detail::tuning t;
+  t.bulk_rows_min = 0;  // (the bulk path at this size whatever the walk)
+  for (const auto strategy : {hhg::update_strategy::incremental, hhg::update_strategy::rebuild})
+    for (int kind = 0; kind < 5; ++kind) {
+      SCOPED_TRACE("kind " + std::to_string(kind));
+      config c;
+      c.strategy = strategy;
+      TypeParam m(c);
+      m.set_tuning(t);
+      std::vector<handle> hs;
+      for (const B& b : boxes) hs.push_back(m.insert(b));
+      std::vector<B> now(boxes.size());
+      for (std::size_t i = 0; i < boxes.size(); ++i) now[i] = shifted(boxes[(i * 7 + 3) % boxes.size()], 0.1);
+      m.move(std::span<const handle>(hs), std::span<const B>(now));
+      ASSERT_EQ(m.path_counts().batch_bulk, 1u);
+      ASSERT_EQ(m.path_counts().settles, 0u);
+      std::vector<bool> live(boxes.size(), true);
+      std::uint64_t settles = 1;
+      switch (kind) {
+        case 0:
+          m.remove(hs[17]);
+          live[17] = false;
+          break;
+        case 1:
+          now[17] = boxes[1500];
+          m.move(hs[17], now[17]);
+          break;
+        case 2: {
+          std::vector<handle> few(hs.begin() + 100, hs.begin() + 150);
+          std::vector<B> to(now.begin() + 100, now.begin() + 150);
+          for (std::size_t k = 0; k < to.size(); ++k) now[100 + k] = to[k] = shifted(to[k], 0.3);
+          m.move(std::span<const handle>(few), std::span<const B>(to));
+          break;
+        }
+        case 3: {
+          std::vector<handle> all = hs;
+          all[1000].generation += 1;  // stale: the bulk path declines, the batch throws, nothing moves
+          EXPECT_THROW(m.move(std::span<const handle>(all), std::span<const B>(boxes)), hhg::error);
+          break;
+        }
+        case 4:
+          hs.push_back(m.insert(boxes[0]));
+          now.push_back(boxes[0]);
+          live.push_back(true);
+          settles = 0;
+          break;
+      }
+      if (strategy == hhg::update_strategy::rebuild) m.update();
+      EXPECT_EQ(m.path_counts().settles, settles);
+      ASSERT_NO_THROW(m.validate());
+      std::vector<handle_pair> got, want;
+      m.find_pairs(got);
+      for (std::size_t i = 0; i < now.size(); ++i) {
+        if (live[i]) {
+          ASSERT_EQ(m.get(hs[i]), now[i]) << i;
+        }
+        for (std::size_t j = i + 1; j < now.size(); ++j)
+          if (live[i] && live[j] && hhg::overlaps(now[i], now[j])) want.push_back({hs[i], hs[j]});
+      }
+      hhg::canonicalize(got);
+      hhg::canonicalize(want);
+      EXPECT_EQ(got, want);
+    }
 }
 
 // hash_grids keeps 24-bit generations (handle.hpp): a slot whose generation
