@@ -91,13 +91,7 @@ void hash_grids_state<D, T>::reshape_grid(std::uint32_t gid, const std::array<st
     }
   } catch (const std::bad_alloc&) {
     grids[gid] = std::move(old);
-    const grid& h = grids[gid];
-    for (const occupied_cell& oc : h.occupied)
-      for (std::uint32_t j = 0; j < oc.count; ++j) {
-        slot& sl = slots[h.pool[oc.block + j].id.index];
-        sl.cell = oc.cell;
-        sl.at = oc.block + j;
-      }
+    repoint_grid(gid);
     throw;
   }
 }

@@ -429,14 +429,8 @@ struct hash_grids_state : grid_types<D, T> {
     }
   }
 
-  entry& find(std::uint32_t index) {
-    const slot& s = slots[index];
-    switch (s.place()) {
-      case kPlaceList: return list[s.at];
-      case kPlaceApart: return apart[s.at];
-      default: return grids[s.place()].pool[s.at];
-    }
-  }
+  // A live object's entry (entry_of, below, for writing).
+  entry& find(std::uint32_t index) { return const_cast<entry&>(std::as_const(*this).entry_of(index)); }
 
   // ---- positions after a bulk move -------------------------------------------------
   // A bulk move of a batch in slot order (handle i at position i: the time
@@ -454,22 +448,24 @@ struct hash_grids_state : grid_types<D, T> {
   // before a detection. Const calls stay read-only: entry_of finds a grid
   // object in its cell's block while the positions are stale.
   void settle() {
-    for (std::uint32_t id = 0; id < grids.size(); ++id) {
-      const grid& g = grids[id];
-      for (const occupied_cell& oc : g.occupied)
-        for (std::uint32_t j = 0; j < oc.count; ++j) {
-          // (the slots are scattered: fetched 16 entries ahead, sentinels of free room included)
-          const std::uint32_t ahead = oc.block + j + 16;
-          if (ahead < g.pool.size() && g.pool[ahead].id.index < slots.size())
-            __builtin_prefetch(&slots[g.pool[ahead].id.index], 1);
-          slot& sl = slots[g.pool[oc.block + j].id.index];
-          sl.set_place(id);
-          sl.cell = oc.cell;
-          sl.at = oc.block + j;
-        }
-    }
+    for (std::uint32_t id = 0; id < grids.size(); ++id) repoint_grid(id);
     positions_stale = false;
     ++paths.settles;
+  }
+  // Points the slots of grid gid's objects at their cells and positions.
+  void repoint_grid(std::uint32_t gid) {
+    const grid& g = grids[gid];
+    for (const occupied_cell& oc : g.occupied)
+      for (std::uint32_t j = 0; j < oc.count; ++j) {
+        // (the slots are scattered: fetched 16 entries ahead, sentinels of free room included)
+        const std::uint32_t ahead = oc.block + j + 16;
+        if (ahead < g.pool.size() && g.pool[ahead].id.index < slots.size())
+          __builtin_prefetch(&slots[g.pool[ahead].id.index], 1);
+        slot& sl = slots[g.pool[oc.block + j].id.index];
+        sl.set_place(gid);
+        sl.cell = oc.cell;
+        sl.at = oc.block + j;
+      }
   }
   void settle_positions() {
     if (positions_stale) settle();
