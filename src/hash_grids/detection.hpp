@@ -95,7 +95,8 @@ struct detection_scratch {
     for (std::size_t a = 0; a + 1 < live; ++a)
       for (std::size_t b = a + 1; b < live; ++b) {
         pjobs[pi].fine = gjobs[a].id;
-        pjobs[pi++].coarse = gjobs[b].id;
+        pjobs[pi].coarse = gjobs[b].id;
+        pjobs[pi++].coarse_job = static_cast<std::uint32_t>(b);
       }
     s.run_chunks(gjobs.size() + pjobs.size(), [&](std::size_t t) {
       if (t < gjobs.size()) {
@@ -200,6 +201,8 @@ struct detection_scratch {
     const std::size_t per_obj = std::max<std::size_t>(tu.chunk_objects, 1);
     for (std::size_t j = 0; j < pjobs.size(); ++j) {
       ++s.paths.walk_across;
+      const auto& hj = gjobs[pjobs[j].coarse_job];
+      s.paths.walk_across_rows += hj.ordered && hj.displaced.empty();
       const std::size_t n = pjobs[j].keys.size();
       for (std::size_t c = 0; c < n; c += per_obj)
         chunks.push_back({kind::across, static_cast<std::uint32_t>(j), c, std::min(n, c + per_obj)});
@@ -264,6 +267,12 @@ struct detection_scratch {
       }
       case kind::across: {
         auto& j = pjobs[c.job];
+        const auto& hj = gjobs[j.coarse_job];
+        if (hj.ordered && hj.displaced.empty()) {
+          if (hj.uniform)
+            return AW::template walk_rows<true>(s.grids[j.fine], s.grids[j.coarse], hj, j, c.begin, c.end, w, sink);
+          return AW::template walk_rows<false>(s.grids[j.fine], s.grids[j.coarse], hj, j, c.begin, c.end, w, sink);
+        }
         return AW::walk(s.grids[j.fine], s.grids[j.coarse], j, c.begin, c.end, w, sink);
       }
     }

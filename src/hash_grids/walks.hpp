@@ -190,57 +190,65 @@ struct grid_walks : grid_types<D, T> {
     });
   }
 
+  // The pool position of row r's first cell at x >= v (v may lie outside
+  // the row's x), in a grid whose rows are not uniform. A searched row is
+  // searched from `hint`, the cell found last in it: the x asked for in a
+  // row rise with the cells of a walk, so each search moves a step or two;
+  // from the row's start, rows of a sparse grid cost a scan of the row per
+  // neighbour (189 -> 126 ms detection at 10^6 objects of the sparse
+  // scenario).
+  static std::uint32_t position(const grid& g, const grid_job& job, const row_info& r, std::int64_t v,
+                                std::size_t& hint) {
+    if (r.pos != npos) {
+      const std::int64_t i = std::clamp<std::int64_t>(v - r.xmin, 0, std::int64_t{r.xmax} - r.xmin + 1);
+      return job.row_pos[r.pos + static_cast<std::size_t>(i)];
+    }
+    const cell_view& cv = job.cv;
+    const std::uint32_t mx = g.mask[0];
+    std::size_t c = hint >= r.first && hint <= r.end ? hint : r.first;
+    while (c > r.first && static_cast<std::int64_t>(cv.code(c - 1) & mx) >= v) --c;
+    while (c < r.end && static_cast<std::int64_t>(cv.code(c) & mx) < v) ++c;
+    hint = c;
+    return c < cv.size ? cv.at(c).block : g.ordered_end;  // (the cells of cv lie below ordered_end)
+  }
+
+  // The first row at index >= from with code >= key (galloping from
+  // `from`, the row found last for a key no larger; from 1 otherwise).
+  static std::size_t seek_row(const big_vector<row_info>& rows, std::size_t from, std::uint32_t key) {
+    const std::size_t nrows = rows.size();
+    if (from < 1 || from > nrows || (from > 1 && rows[from - 1].code >= key)) from = 1;
+    std::size_t lo = from, hi = from, step = 1;
+    while (hi < nrows && rows[hi].code < key) {
+      lo = hi + 1;
+      hi += step;
+      step *= 2;
+    }
+    if (hi > nrows) hi = nrows;
+    return static_cast<std::size_t>(std::partition_point(rows.begin() + static_cast<std::ptrdiff_t>(lo),
+                                                         rows.begin() + static_cast<std::ptrdiff_t>(hi),
+                                                         [&](const row_info& r) { return r.code < key; }) -
+                                    rows.begin());
+  }
+
   template <bool Uniform, class Sink>
   static void ordered(const grid& g, const grid_job& job, std::size_t r0, std::size_t r1, std::uint32_t flat, W& w,
                       Sink& sink) {
     const entry* pool = g.pool.data();
     const cell_view& cv = job.cv;
-    const std::size_t cells = cv.size;
     const std::uint32_t mx = g.mask[0], bx = g.bits[0], my = g.mask[1], by = g.bits[1];
     const std::uint32_t mz = D == 3 ? g.mask[D - 1] : 0;
-    const std::uint32_t pool_end = g.ordered_end;  // (the cells of cv lie below it)
-    auto start_of = [&](std::size_t c) { return c < cells ? cv.at(c).block : pool_end; };
     const big_vector<row_info>& rows = job.rows;
     const big_vector<std::uint32_t>& row_pos = job.row_pos;
     // the pool position of the first cell at x >= v (v may be -1 or past
-    // the row's end) in row r
-    // (a searched row is searched from `hint`, the cell found last in it:
-    // the x asked for in a row rise with the cells of the walk, so each
-    // search moves a step or two; from the row's start, rows of a sparse
-    // grid cost a scan of the row per neighbour: 189 -> 126 ms detection at
-    // 10^6 objects of the sparse scenario)
+    // the row's end) in row r (position)
     const std::int64_t x0 = std::int64_t{job.xlo} - 1;  // (uniform: row_pos[r.pos] is x0's)
     auto pos = [&](const row_info& r, std::int64_t v, std::size_t& hint) -> std::uint32_t {
       if constexpr (Uniform) {
         static_cast<void>(hint);
         return row_pos[r.pos + static_cast<std::size_t>(v - x0)];
       } else {
-        if (r.pos != npos) {
-          const std::int64_t i = std::clamp<std::int64_t>(v - r.xmin, 0, std::int64_t{r.xmax} - r.xmin + 1);
-          return row_pos[r.pos + static_cast<std::size_t>(i)];
-        }
-        std::size_t c = hint >= r.first && hint <= r.end ? hint : r.first;
-        while (c > r.first && static_cast<std::int64_t>(cv.code(c - 1) & mx) >= v) --c;
-        while (c < r.end && static_cast<std::int64_t>(cv.code(c) & mx) < v) ++c;
-        hint = c;
-        return start_of(c);
+        return position(g, job, r, v, hint);
       }
-    };
-    // the first row at index >= from with code >= key (galloping)
-    auto seek_row = [&](std::size_t from, std::uint32_t key) {
-      const std::size_t nrows = rows.size();
-      if (from < 1 || from > nrows || (from > 1 && rows[from - 1].code >= key)) from = 1;
-      std::size_t lo = from, hi = from, step = 1;
-      while (hi < nrows && rows[hi].code < key) {
-        lo = hi + 1;
-        hi += step;
-        step *= 2;
-      }
-      if (hi > nrows) hi = nrows;
-      return static_cast<std::size_t>(std::partition_point(rows.begin() + static_cast<std::ptrdiff_t>(lo),
-                                                           rows.begin() + static_cast<std::ptrdiff_t>(hi),
-                                                           [&](const row_info& r) { return r.code < key; }) -
-                                      rows.begin());
     };
     constexpr std::uint32_t X = 1, Y = 2, Z = 4;
     constexpr int kRows = D == 3 ? 4 : 1;
@@ -279,7 +287,7 @@ struct grid_walks : grid_types<D, T> {
         const std::uint32_t ny = (y + static_cast<std::uint32_t>(dy[t])) & my;
         const std::uint32_t nz = (z + static_cast<std::uint32_t>(dz[t])) & mz;
         const std::uint32_t code = ny << bx | (D == 3 ? nz << (bx + by) : 0);
-        hint[t] = seek_row(hint[t], code);
+        hint[t] = seek_row(rows, hint[t], code);
         nb[t] = hint[t] < nrows && rows[hint[t]].code == code ? &rows[hint[t]] : &rows[0];
         nb_pos[t] = nb[t]->pos;
       }
