@@ -35,6 +35,7 @@ struct across_walk : grid_types<D, T> {
   struct pair_job {
     std::uint32_t fine = 0, coarse = 0;   // grid ids
     std::uint32_t coarse_job = 0;         // the coarser grid's walk (detection.hpp's grid jobs)
+    bool rows = false;                    // walked through the coarser grid's rows (walk_rows), else walk
     big_vector<std::uint64_t> keys, tmp;  // (cell in the coarser grid, entry of the finer one); tmp: sort scratch
     big_vector<std::uint8_t> beyond;      // by pool position in the finer grid: the reach into the coarser grid
     std::size_t bytes() const { return capacity_bytes(keys) + capacity_bytes(tmp) + capacity_bytes(beyond); }

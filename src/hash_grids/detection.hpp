@@ -202,7 +202,8 @@ struct detection_scratch {
     for (std::size_t j = 0; j < pjobs.size(); ++j) {
       ++s.paths.walk_across;
       const auto& hj = gjobs[pjobs[j].coarse_job];
-      s.paths.walk_across_rows += hj.ordered && hj.displaced.empty();
+      pjobs[j].rows = hj.ordered && hj.displaced.empty();  // (its row index covers every cell)
+      s.paths.walk_across_rows += pjobs[j].rows;
       const std::size_t n = pjobs[j].keys.size();
       for (std::size_t c = 0; c < n; c += per_obj)
         chunks.push_back({kind::across, static_cast<std::uint32_t>(j), c, std::min(n, c + per_obj)});
@@ -268,7 +269,7 @@ struct detection_scratch {
       case kind::across: {
         auto& j = pjobs[c.job];
         const auto& hj = gjobs[j.coarse_job];
-        if (hj.ordered && hj.displaced.empty()) {
+        if (j.rows) {
           if (hj.uniform)
             return AW::template walk_rows<true>(s.grids[j.fine], s.grids[j.coarse], hj, j, c.begin, c.end, w, sink);
           return AW::template walk_rows<false>(s.grids[j.fine], s.grids[j.coarse], hj, j, c.begin, c.end, w, sink);

@@ -39,7 +39,7 @@ struct tuning {
 // assert that the path they are named after ran.
 struct path_counters {
   std::uint64_t walk_ordered = 0, walk_unordered = 0, walk_displaced = 0, walk_across = 0;
-  std::uint64_t walk_across_rows = 0;  // walks across grids into a coarser grid through its row index (across.hpp)
+  std::uint64_t walk_across_rows = 0;    // walks across grids into a coarser grid through its row index (across.hpp)
   std::uint64_t sparse_rows_lookup = 0;  // ordered grids on the lookup walk: cells in searched rows, or few a row
   std::uint64_t cells_flat = 0, cells_crowded = 0, rows_searched = 0;
   std::uint64_t cells_grouped = 0;  // crowded cells of the ordered walk, tested in groups of up to 4 objects
