@@ -340,6 +340,8 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
     };
     std::vector<cut> cuts;
   };
+  std::array<std::uint32_t, kSmallClass.size()> room_of;  // a cell's room by its objects (the usual counts)
+  for (std::uint32_t c = 0; c < room_of.size(); ++c) room_of[c] = class_capacity(std::max(base_class, class_for(c)));
   std::vector<plan> plans(ngrids);
   std::vector<layout> layouts(ngrids);
   for (std::size_t id = 0; id < ngrids; ++id) {
@@ -370,15 +372,24 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
     pl.cuts.resize(nr + 1);
     run_chunks(nr, [&](std::size_t r) {
       const std::size_t k0 = brick_start(std::min(m, r * chunk)), k1 = brick_start(std::min(m, (r + 1) * chunk));
+      // One step a key, without a branch on where a cell ends (a loop a
+      // cell exited after 1-6 objects at random; 10^6 objects of `varied`,
+      // 378 000 cells: 4.8-5.0 -> 3.1-3.3 ms): a cell's room is counted at
+      // its last key, a brick at its first.
       std::size_t total = 0, cells = 0, nbricks = 0;
-      for (std::size_t k = k0; k < k1;) {
+      std::uint32_t run = 0;
+      for (std::size_t k = k0; k < k1; ++k) {
         const std::uint32_t code = keys[k].code;
-        std::size_t e = k + 1;
-        while (e < k1 && keys[e].code == code) ++e;
-        total += class_capacity(std::max(base_class, class_for(static_cast<std::uint32_t>(e - k))));
-        nbricks += k == k0 || (code >> kLocalBits) != (keys[k - 1].code >> kLocalBits);
-        ++cells;
-        k = e;
+        const std::uint32_t prev = k == k0 ? ~code : keys[k - 1].code;  // (k0 starts a brick)
+        const std::uint32_t next = k + 1 == k1 ? ~code : keys[k + 1].code;
+        const std::size_t last = next != code;
+        ++run;
+        std::uint32_t room = run < room_of.size() ? room_of[run] : 0;
+        if (run >= room_of.size() && last) room = class_capacity(std::max(base_class, class_for(run)));  // (crowded)
+        nbricks += (prev >> kLocalBits) != (code >> kLocalBits);
+        cells += last;
+        total += room & (0 - last);
+        run &= static_cast<std::uint32_t>(last) - 1;  // (0 after a cell's last key)
       }
       pl.cuts[r] = {k0, total, cells, nbricks};
     });
