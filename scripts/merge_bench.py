@@ -3,9 +3,10 @@
 
   merge_bench.py alone OUT SCENARIO
       With --lanes N the refresh runs each scenario in two parts: the lane
-      (every method that runs on one core, beside the other lanes) into
-      OUT/raw/SCENARIO.lane.{json,csv,txt}, then, alone on the machine, the
-      methods that use every core into OUT/raw/SCENARIO.alone.{json,csv,txt}
+      (the peers and the other methods, one core each, beside the other lanes)
+      into OUT/raw/SCENARIO.lane.{json,csv,txt}, then, alone on the machine,
+      the methods that use every core and those the targets are judged on
+      (hhg, hhg-rebuild, grid) into OUT/raw/SCENARIO.alone.{json,csv,txt}
       (absent when none apply). This writes OUT/raw/SCENARIO.{json,csv,txt}:
       the lane's runs with the alone results appended to the run of the same
       N, and removes the parts. The scenes are seeded, so every method must
@@ -70,8 +71,8 @@ def merge_alone(out, sc):
         csv = csv[:1] + [line for run in lane for line in rows.pop((run["scenario"], run["n"]), [])]
         if rows:
             sys.exit(f"merge_bench.py: {sc}: csv rows of runs the json lacks: {sorted(rows)}")
-        text += ("\n(the methods that use every core, run alone afterwards; their pairs per step agree with the "
-                 "lane's:)\n" + alone_text)
+        text += ("\n(the methods run alone afterwards: those that use every core, and hhg and the grid baseline; "
+                 "their pairs per step agree with the lane's:)\n" + alone_text)
     with open(base + ".json", "w") as f:
         json.dump(lane, f, indent=1)
     with open(base + ".csv", "w") as f:
