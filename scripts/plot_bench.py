@@ -216,7 +216,11 @@ def summary_table(summary):
         def ratio(a, b):
             return "—" if a is None or b is None or b == 0 else f"{a / b:.2f}×"
         label = s["scenario"] + (" (one-shot)" if s["one_shot"] else "")
-        lines.append(f"| {label} | {s['n']} | {fmt(s['hhg'])} | {s['peer'] or '—'} | {fmt(s['peer_ns'])} | "
+        # (the best peer is the fastest at the largest N it ran: at this N maybe none did)
+        peer = s["peer"] or "—"
+        if s["peer"] and s["peer_ns"] is None:
+            peer = "— (no peer finished at this N)"
+        lines.append(f"| {label} | {s['n']} | {fmt(s['hhg'])} | {peer} | {fmt(s['peer_ns'])} | "
                      f"{ratio(s['hhg'], s['peer_ns'])} | {fmt(s['grid'])} | {ratio(s['hhg'], s['grid'])} |")
     return lines
 
