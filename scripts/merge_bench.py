@@ -15,6 +15,15 @@
       refuses the merge (exit 1, the parts kept), as hhg_bench itself reports
       a mismatch.
 
+  merge_bench.py split OUT SCENARIO METHOD,...
+      The inverse, for a refresh that runs the alone methods again (the
+      engine changed, the peers did not): OUT/raw/SCENARIO.{json,csv,txt}
+      back into the lane's part OUT/raw/SCENARIO.lane.{json,csv,txt}, without
+      the runs of the METHODs (those run alone) and the alone tables of the
+      txt, and the merged files removed. Exit 1, changing nothing, when the
+      merged files hold no run of a lane method (a scenario run alone whole:
+      rerun it whole).
+
   merge_bench.py all OUT SCENARIO...
       OUT/results.json (a list of runs), OUT/results.csv (one header) and
       OUT/summary.txt (the tables) from every scenario's raw files.
@@ -23,6 +32,11 @@ import csv as csvlib
 import json
 import os
 import sys
+
+
+# where the alone methods' tables start in a merged txt (split cuts there)
+ALONE_MARK = ("\n(the methods run alone afterwards: those that use every core, and hhg's engine and the grid "
+              "baseline; their pairs per step agree with the lane's:)\n")
 
 
 def ran(r):
@@ -71,8 +85,7 @@ def merge_alone(out, sc):
         csv = csv[:1] + [line for run in lane for line in rows.pop((run["scenario"], run["n"]), [])]
         if rows:
             sys.exit(f"merge_bench.py: {sc}: csv rows of runs the json lacks: {sorted(rows)}")
-        text += ("\n(the methods run alone afterwards: those that use every core, and hhg and the grid baseline; "
-                 "their pairs per step agree with the lane's:)\n" + alone_text)
+        text += ALONE_MARK + alone_text
     with open(base + ".json", "w") as f:
         json.dump(lane, f, indent=1)
     with open(base + ".csv", "w") as f:
@@ -83,6 +96,33 @@ def merge_alone(out, sc):
         for ext in ("json", "csv", "txt"):
             if os.path.exists(f"{base}.{part}.{ext}"):
                 os.remove(f"{base}.{part}.{ext}")
+
+
+def split(out, sc, alone_methods):
+    base = os.path.join(out, "raw", sc)
+    with open(base + ".json") as f:
+        runs = json.load(f)
+    with open(base + ".csv") as f:
+        csv = f.read().splitlines()
+    with open(base + ".txt") as f:
+        text = f.read()
+    lane = [dict(r, results=[x for x in r["results"] if x["method"] not in alone_methods]) for r in runs]
+    if not any(r["results"] for r in lane):
+        print(f"merge_bench.py: {sc}: no lane runs to keep (run alone whole): not split", file=sys.stderr)
+        sys.exit(1)
+    col = csv[0].split(",").index("method")
+    csv = csv[:1] + [line for line in csv[1:] if line.split(",")[col] not in alone_methods]
+    cut = text.find(ALONE_MARK[:40])  # (the start of the line: its wording has changed)
+    if cut >= 0:
+        text = text[:cut]
+    with open(base + ".lane.json", "w") as f:
+        json.dump(lane, f, indent=1)
+    with open(base + ".lane.csv", "w") as f:
+        f.write("\n".join(csv) + "\n")
+    with open(base + ".lane.txt", "w") as f:
+        f.write(text)
+    for ext in ("json", "csv", "txt"):
+        os.remove(f"{base}.{ext}")
 
 
 def merge_all(out, names):
@@ -117,10 +157,13 @@ def merge_all(out, names):
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "alone":
         merge_alone(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 5 and sys.argv[1] == "split":
+        split(sys.argv[2], sys.argv[3], set(sys.argv[4].split(",")))
     elif len(sys.argv) >= 4 and sys.argv[1] == "all":
         merge_all(sys.argv[2], sys.argv[3:])
     else:
-        sys.exit("usage: merge_bench.py alone OUT SCENARIO | merge_bench.py all OUT SCENARIO...")
+        sys.exit("usage: merge_bench.py alone OUT SCENARIO | merge_bench.py split OUT SCENARIO METHOD,... | "
+                 "merge_bench.py all OUT SCENARIO...")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@
 #   scripts/refresh_benchmarks.sh [--sizes 1000,10000,100000,1000000] [--steps 6]
 #       [--timeout 300] [--out docs/benchmarks] [--build build-bench | --bench FILE]
 #       [--scenarios equal,varied,...] [--methods M,...] [--threads 1] [--lanes 1]
-#       [--no-build]
+#       [--no-build] [--rerun-alone]
 #
 # One `hhg_bench` invocation per scenario (each (scenario, N, method) in its
 # own process, as always), written to OUT/raw/<scenario>.{json,csv,txt}; a
@@ -29,7 +29,14 @@
 # targets are judged on (a lane beside slows the memory-bound grid far more
 # than hhg: stop 63 measured varied's hhg / grid at 0.45 in lanes, 0.55
 # alone); the hhg-only experiments (factor, update) run alone whole. On 2
-# cores a full refresh takes ~70 min with --lanes 2 against ~2 h without.
+# cores a full refresh takes ~56 min with --lanes 2 --timeout 60 against ~2 h
+# without.
+# --rerun-alone (with --lanes): the alone methods again, the lanes kept: each
+# scenario's raw files are split back into the lane's part (merge_bench.py
+# split) and the alone methods run and merge as in a full refresh; the
+# hhg-only experiments run again whole. For an engine change (every method of
+# hhg's engine runs alone) when the peers and the other methods did not change:
+# ~8 min instead of the full run.
 # --bench FILE: that hhg_bench, nothing built.
 # Run it on a quiet machine: the timings are the point.
 set -euo pipefail
@@ -45,10 +52,11 @@ threads=1
 lanes=1
 bench=
 do_build=1
+rerun_alone=0
 # with --lanes: methods run alone after the lanes: those that use every core
 # whatever --threads says (src/pivot_hashing.cpp), and those whose ratios the
 # targets are judged on (hhg against the strong grid), timed on a quiet machine
-alone_list=pivot,pivot-chunked,hhg,hhg-rebuild,grid
+alone_list=pivot,pivot-chunked,hhg,hhg-rebuild,hhg-every-axis,grid
 # experiments that expand into hhg variants only, never another method (bench/harness/bench.cpp)
 hhg_only=factor,update
 while [ $# -gt 0 ]; do
@@ -64,6 +72,7 @@ while [ $# -gt 0 ]; do
     --lanes) lanes=$2; shift 2 ;;
     --bench) bench=$2; do_build=0; shift 2 ;;
     --no-build) do_build=0; shift ;;
+    --rerun-alone) rerun_alone=1; shift ;;
     -h|--help) sed -n 2,30p "$0"; exit 0 ;;
     *) echo "refresh_benchmarks.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -74,6 +83,7 @@ if [ "$lanes" -gt 1 ]; then
   [ "$threads" = 1 ] || { echo "refresh_benchmarks.sh: --lanes $lanes runs one scenario per core: --threads must be 1" >&2; exit 2; }
   [ "$lanes" -le "$(nproc)" ] || { echo "refresh_benchmarks.sh: --lanes $lanes is more than the $(nproc) cores" >&2; exit 2; }
 fi
+[ $rerun_alone = 0 ] || [ "$lanes" -gt 1 ] || { echo "refresh_benchmarks.sh: --rerun-alone needs --lanes 2 or more" >&2; exit 2; }
 
 if [ $do_build = 1 ]; then
   cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release -DHHG_BUILD_TESTS=OFF -DHHG_BUILD_APPS=OFF \
@@ -133,6 +143,17 @@ print(','.join(map(str, sorted(s))))" "$sizes")
   for ext in json csv txt; do mv "$to.$ext.part" "$to.$ext"; done
 }
 
+if [ $rerun_alone = 1 ]; then
+  for sc in "${scenario_list[@]}"; do
+    rm -f "$out/raw/$sc.alone.json" "$out/raw/$sc.alone.csv" "$out/raw/$sc.alone.txt"
+    [ -s "$out/raw/$sc.json" ] || continue
+    if in_list "$sc" "$hhg_only"; then
+      rm -f "$out/raw/$sc.json" "$out/raw/$sc.csv" "$out/raw/$sc.txt"  # run alone whole
+    else
+      "$python" "$here/scripts/merge_bench.py" split "$out" "$sc" "$alone_methods"
+    fi
+  done
+fi
 todo=()
 for sc in "${scenario_list[@]}"; do
   if [ -s "$out/raw/$sc.json" ]; then echo "== $sc: already in $out/raw, skipped" >&2; else todo+=("$sc"); fi

@@ -12,6 +12,7 @@ pivot-chunked on every scenario at N = 300 and 600, then checks:
   - raw/ holds one json, csv and txt per scenario and no parts;
   - results.json / results.csv / summary.md hold every run, in one order;
   - a second refresh on the same output runs nothing (the resume);
+  - --rerun-alone runs the alone methods again and keeps the lanes' runs;
   - one scenario re-run (its raw files deleted, --scenarios naming it) keeps
     every other scenario in the merge, and raw CSVs of an older hhg_bench
     (fewer columns) merge by column name;
@@ -112,6 +113,28 @@ def main():
     again = run(refresh + ["--lanes", "2"])
     check(" at N = " not in again.stderr, f"the second refresh ran nothing: {again.stderr}")
     check(all(read(os.path.join(out, "raw", f)) == t for f, t in before.items()), "the raw files are unchanged")
+
+    # --rerun-alone: the alone methods again (and the hhg-only experiments
+    # whole), the lanes' runs kept as they were, nothing left in parts
+    p = run(refresh + ["--rerun-alone"], expect=2)
+    check("--rerun-alone needs --lanes" in p.stderr, f"--rerun-alone without lanes is refused: {p.stderr}")
+    check(all(read(os.path.join(out, "raw", f)) == t for f, t in before.items()), "the refused call changed nothing")
+    re_alone = run(refresh + ["--lanes", "2", "--rerun-alone"])
+    check("(alone) at N" in re_alone.stderr and "(lane) at N" not in re_alone.stderr,
+          f"only the alone methods ran: {re_alone.stderr}")
+    check(sorted(os.listdir(os.path.join(out, "raw"))) == raw, "raw/ holds the same files, no parts")
+    rerun_runs = json.loads(read(os.path.join(out, "results.json")))
+    check([(r["scenario"], r["n"]) for r in rerun_runs] == [(r["scenario"], r["n"]) for r in runs], "the same runs")
+    for old, new in zip(runs, rerun_runs):
+        if old["scenario"] in HHG_ONLY:
+            continue
+        check([r["method"] for r in new["results"]] == LANE + ALONE, f"{old['scenario']}: the lane's, then the alone")
+        check([r for r in old["results"] if r["method"] in LANE] == [r for r in new["results"] if r["method"] in LANE],
+              f"{old['scenario']} n={old['n']}: the lane's runs are kept as they were")
+        check("run alone afterwards" in read(os.path.join(out, "raw", old["scenario"] + ".txt")), "the alone tables")
+    for sc in labels:
+        text = read(os.path.join(out, "raw", sc + ".txt"))
+        check(text.count("run alone afterwards") == (0 if sc in HHG_ONLY else 1), f"{sc}.txt: one alone table")
 
     # one scenario re-run on top of a full refresh: its raw files deleted,
     # --scenarios naming it; the merge keeps every other scenario's runs
