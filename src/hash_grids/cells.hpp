@@ -246,7 +246,7 @@ struct grid_types {
     return eff;
   }
 
-  static std::uint32_t coord(const grid& g, int axis, T v) {
+  [[gnu::always_inline]] static std::uint32_t coord(const grid& g, int axis, T v) {
     return static_cast<std::uint32_t>(floor_to_int(static_cast<double>(v) * g.inv[axis])) & g.mask[axis];
   }
 
@@ -254,7 +254,7 @@ struct grid_types {
   // a run of consecutive codes, so a grid laid out in code order (compact,
   // bulk_move) keeps each row's objects together, sorted by x (detect_grid
   // walks rows). The brick directory covers runs of kBrickCells codes.
-  static std::uint32_t encode(const grid& g, const std::array<std::uint32_t, D>& c) {
+  [[gnu::always_inline]] static std::uint32_t encode(const grid& g, const std::array<std::uint32_t, D>& c) {
     std::uint32_t code = c[0] | c[1] << g.bits[0];
     if constexpr (D == 3) code |= c[2] << (g.bits[0] + g.bits[1]);
     return code;
@@ -269,7 +269,7 @@ struct grid_types {
     return v << shift;
   }
 
-  static std::uint32_t cell_of(const grid& g, const box_t& b) {
+  [[gnu::always_inline]] static std::uint32_t cell_of(const grid& g, const box_t& b) {
     std::array<std::uint32_t, D> c{};
     for (int i = 0; i < D; ++i) c[i] = coord(g, i, b.min[i]);
     return encode(g, c);
