@@ -25,8 +25,8 @@
 # core, with every method but those run alone; then those run alone, scenario
 # by scenario, and their results join the lanes' (checked to find the same
 # pairs per step: scripts/merge_bench.py). Alone: pivot and pivot-chunked (they
-# use every core), and hhg, hhg-rebuild and grid, whose ratios issue 19's
-# targets are judged on (a lane beside slows the memory-bound grid far more
+# use every core), hhg's engine (hhg, hhg-rebuild, hhg-every-axis) and grid,
+# whose ratios issue 19's targets are judged on (a lane beside slows the memory-bound grid far more
 # than hhg: stop 63 measured varied's hhg / grid at 0.45 in lanes, 0.55
 # alone); the hhg-only experiments (factor, update) run alone whole. On 2
 # cores a full refresh takes ~56 min with --lanes 2 --timeout 60 against ~2 h
