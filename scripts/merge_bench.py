@@ -43,21 +43,32 @@ def ran(r):
     return bool(r.get("pairs_per_step")) and not r.get("note", "").startswith(("skipped", "failed"))
 
 
+def read_raw(base):
+    """BASE.json (the runs), BASE.csv (its lines) and BASE.txt."""
+    with open(base + ".json") as f:
+        runs = json.load(f)
+    with open(base + ".csv") as f:
+        csv = f.read().splitlines()
+    with open(base + ".txt") as f:
+        text = f.read()
+    return runs, csv, text
+
+
+def write_raw(base, runs, csv, text):
+    with open(base + ".json", "w") as f:
+        json.dump(runs, f, indent=1)
+    with open(base + ".csv", "w") as f:
+        f.write("\n".join(csv) + "\n")
+    with open(base + ".txt", "w") as f:
+        f.write(text)
+
+
 def merge_alone(out, sc):
     base = os.path.join(out, "raw", sc)
-    with open(base + ".lane.json") as f:
-        lane = json.load(f)
-    with open(base + ".lane.csv") as f:
-        csv = f.read().splitlines()
-    with open(base + ".lane.txt") as f:
-        text = f.read()
+    lane, csv, text = read_raw(base + ".lane")
     if os.path.exists(base + ".alone.json"):
-        with open(base + ".alone.json") as f:
-            alone = json.load(f)
-        with open(base + ".alone.csv") as f:
-            alone_csv = f.read().splitlines()[1:]
-        with open(base + ".alone.txt") as f:
-            alone_text = f.read()
+        alone, alone_csv, alone_text = read_raw(base + ".alone")
+        alone_csv = alone_csv[1:]
         header = csv[0].split(",")
         col_sc, col_n = header.index("scenario"), header.index("n")
         errors = []
@@ -86,12 +97,7 @@ def merge_alone(out, sc):
         if rows:
             sys.exit(f"merge_bench.py: {sc}: csv rows of runs the json lacks: {sorted(rows)}")
         text += ALONE_MARK + alone_text
-    with open(base + ".json", "w") as f:
-        json.dump(lane, f, indent=1)
-    with open(base + ".csv", "w") as f:
-        f.write("\n".join(csv) + "\n")
-    with open(base + ".txt", "w") as f:
-        f.write(text)
+    write_raw(base, lane, csv, text)
     for part in ("lane", "alone"):
         for ext in ("json", "csv", "txt"):
             if os.path.exists(f"{base}.{part}.{ext}"):
@@ -100,12 +106,7 @@ def merge_alone(out, sc):
 
 def split(out, sc, alone_methods):
     base = os.path.join(out, "raw", sc)
-    with open(base + ".json") as f:
-        runs = json.load(f)
-    with open(base + ".csv") as f:
-        csv = f.read().splitlines()
-    with open(base + ".txt") as f:
-        text = f.read()
+    runs, csv, text = read_raw(base)
     lane = [dict(r, results=[x for x in r["results"] if x["method"] not in alone_methods]) for r in runs]
     if not any(r["results"] for r in lane):
         print(f"merge_bench.py: {sc}: no lane runs to keep (run alone whole): not split", file=sys.stderr)
@@ -115,12 +116,7 @@ def split(out, sc, alone_methods):
     cut = text.find(ALONE_MARK[:40])  # (the start of the line: its wording has changed)
     if cut >= 0:
         text = text[:cut]
-    with open(base + ".lane.json", "w") as f:
-        json.dump(lane, f, indent=1)
-    with open(base + ".lane.csv", "w") as f:
-        f.write("\n".join(csv) + "\n")
-    with open(base + ".lane.txt", "w") as f:
-        f.write(text)
+    write_raw(base + ".lane", lane, csv, text)
     for ext in ("json", "csv", "txt"):
         os.remove(f"{base}.{ext}")
 
