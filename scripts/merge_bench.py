@@ -6,7 +6,7 @@
       (the peers and the other methods, one core each, beside the other lanes)
       into OUT/raw/SCENARIO.lane.{json,csv,txt}, then, alone on the machine,
       the methods that use every core and those the targets are judged on
-      (hhg, hhg-rebuild, grid) into OUT/raw/SCENARIO.alone.{json,csv,txt}
+      (refresh_benchmarks.sh's alone_list names them) into OUT/raw/SCENARIO.alone.{json,csv,txt}
       (absent when none apply). This writes OUT/raw/SCENARIO.{json,csv,txt}:
       the lane's runs with the alone results appended to the run of the same
       N, and removes the parts. The scenes are seeded, so every method must
@@ -20,9 +20,9 @@
       engine changed, the peers did not): OUT/raw/SCENARIO.{json,csv,txt}
       back into the lane's part OUT/raw/SCENARIO.lane.{json,csv,txt}, without
       the runs of the METHODs (those run alone) and the alone tables of the
-      txt, and the merged files removed. Exit 1, changing nothing, when the
-      merged files hold no run of a lane method (a scenario run alone whole:
-      rerun it whole).
+      txt, and the merged files removed. Exit 3 (NO_LANE_RUNS), changing
+      nothing, when the merged files hold no run of a lane method (a scenario
+      run alone whole: the refresh reruns it whole).
 
   merge_bench.py all OUT SCENARIO...
       OUT/results.json (a list of runs), OUT/results.csv (one header) and
@@ -33,6 +33,9 @@ import json
 import os
 import sys
 
+
+# split's exit status when a scenario has no lane runs to keep (refresh_benchmarks.sh reruns it whole)
+NO_LANE_RUNS = 3
 
 # where the alone methods' tables start in a merged txt (split cuts there)
 ALONE_MARK = ("\n(the methods run alone afterwards: those that use every core, and hhg's engine and the grid "
@@ -110,7 +113,7 @@ def split(out, sc, alone_methods):
     lane = [dict(r, results=[x for x in r["results"] if x["method"] not in alone_methods]) for r in runs]
     if not any(r["results"] for r in lane):
         print(f"merge_bench.py: {sc}: no lane runs to keep (run alone whole): not split", file=sys.stderr)
-        sys.exit(1)
+        sys.exit(NO_LANE_RUNS)
     col = csv[0].split(",").index("method")
     csv = csv[:1] + [line for line in csv[1:] if line.split(",")[col] not in alone_methods]
     cut = text.find(ALONE_MARK[:40])  # (the start of the line: its wording has changed)

@@ -150,7 +150,14 @@ if [ $rerun_alone = 1 ]; then
     if in_list "$sc" "$hhg_only"; then
       rm -f "$out/raw/$sc.json" "$out/raw/$sc.csv" "$out/raw/$sc.txt"  # run alone whole
     else
-      "$python" "$here/scripts/merge_bench.py" split "$out" "$sc" "$alone_methods"
+      # status 3: nothing but alone runs in it (run alone whole before): rerun it whole
+      status=0
+      "$python" "$here/scripts/merge_bench.py" split "$out" "$sc" "$alone_methods" || status=$?
+      case $status in
+        0) ;;
+        3) rm -f "$out/raw/$sc.json" "$out/raw/$sc.csv" "$out/raw/$sc.txt" ;;
+        *) echo "refresh_benchmarks.sh: merge_bench.py split failed on $sc (status $status)" >&2; exit 1 ;;
+      esac
     fi
   done
 fi

@@ -13,6 +13,7 @@ pivot-chunked on every scenario at N = 300 and 600, then checks:
   - results.json / results.csv / summary.md hold every run, in one order;
   - a second refresh on the same output runs nothing (the resume);
   - --rerun-alone runs the alone methods again and keeps the lanes' runs;
+    a scenario that ran alone whole (no lane runs) runs whole again;
   - one scenario re-run (its raw files deleted, --scenarios naming it) keeps
     every other scenario in the merge, and raw CSVs of an older hhg_bench
     (fewer columns) merge by column name;
@@ -135,6 +136,23 @@ def main():
     for sc in labels:
         text = read(os.path.join(out, "raw", sc + ".txt"))
         check(text.count("run alone afterwards") == (0 if sc in HHG_ONLY else 1), f"{sc}.txt: one alone table")
+
+    # --rerun-alone of a scenario that ran alone whole (--methods naming only
+    # alone methods): no lane runs to keep, so it runs whole again
+    only = os.path.join(work, "only_alone")
+    only_refresh = ["bash", REFRESH, "--bench", bench, "--out", only, "--sizes", "300", "--steps", "2",
+                    "--timeout", "120", "--methods", "hhg,grid", "--scenarios", "equal", "--lanes", "2"]
+    run(only_refresh)
+    first = json.loads(read(os.path.join(only, "results.json")))
+    check([[x["method"] for x in r["results"]] for r in first] == [["hhg", "grid"]], f"run alone whole: {first}")
+    p = run(only_refresh + ["--rerun-alone"])
+    check("no lane runs to keep" in p.stderr and p.stderr.count("(alone) at N") == 1
+          and "(lane) at N" not in p.stderr, f"rerun whole, alone: {p.stderr}")
+    again_runs = json.loads(read(os.path.join(only, "results.json")))
+    check([[x["method"] for x in r["results"]] for r in again_runs] == [["hhg", "grid"]]
+          and [r["results"][0]["pairs_per_step"] for r in again_runs] == [r["results"][0]["pairs_per_step"] for r in first],
+          f"the same runs again: {again_runs}")
+    check(sorted(os.listdir(os.path.join(only, "raw"))) == ["equal.csv", "equal.json", "equal.txt"], "no parts left")
 
     # one scenario re-run on top of a full refresh: its raw files deleted,
     # --scenarios naming it; the merge keeps every other scenario's runs
