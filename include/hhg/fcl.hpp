@@ -166,12 +166,14 @@ class fcl_manager : public fcl::BroadPhaseCollisionManager<S> {
   }
 
   /// callback(a, b, cdata) once for every pair of registered objects whose
-  /// boxes overlap.
+  /// boxes overlap, a in the lower slot; the pairs in the detection's order
+  /// (deterministic: the same for the same calls, any worker count).
   void collide(void* cdata, fcl::CollisionCallBack<S> callback) const override {
-    grids_.find_pairs(pairs_);
-    canonicalize(pairs_);  // a deterministic order, lower slot first
-    for (const handle_pair& p : pairs_)
-      if (callback(by_slot_[p.a.index], by_slot_[p.b.index], cdata)) return;
+    grids_.find_pairs(pairs_);  // (in a deterministic order)
+    for (const handle_pair& p : pairs_) {
+      const auto [lo, hi] = std::minmax(p.a.index, p.b.index);
+      if (callback(by_slot_[lo], by_slot_[hi], cdata)) return;
+    }
   }
 
   /// callback(a, b, cdata) for every a of this manager and b of `other` whose
