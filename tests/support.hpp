@@ -54,10 +54,19 @@ using hhg::handle;
 using hhg::handle_pair;
 using hhg::hash_grids;
 
-using grid_types =
-    ::testing::Types<hash_grids<2, float>, hash_grids<2, double>, hash_grids<3, float>, hash_grids<3, double>>;
-using method_types = ::testing::Types<hash_grids<2, float>, hash_grids<2, double>, hash_grids<3, float>,
-                                      hash_grids<3, double>, brute_force<2, float>, brute_force<3, double>>;
+// The (dimension, scalar) variants of a method that a typed test runs on: all
+// four, or with HHG_TEST_FEWER_VARIANTS two of them, 2D float and 3D double
+// (each dimension and each scalar once). CI's sanitizer build sets it
+// (scripts/test.sh): its test files then compile and run in about half the
+// time; the Release build and the fuzzer (under the sanitizers) cover all four.
+#ifdef HHG_TEST_FEWER_VARIANTS
+#define HHG_TEST_VARIANTS(M) M<2, float>, M<3, double>
+#else
+#define HHG_TEST_VARIANTS(M) M<2, float>, M<2, double>, M<3, float>, M<3, double>
+#endif
+
+using grid_types = ::testing::Types<HHG_TEST_VARIANTS(hash_grids)>;
+using method_types = ::testing::Types<HHG_TEST_VARIANTS(hash_grids), brute_force<2, float>, brute_force<3, double>>;
 
 template <class M>
 inline constexpr bool is_grids = std::is_same_v<M, hash_grids<M::dimension, typename M::scalar>>;

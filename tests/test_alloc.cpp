@@ -294,12 +294,11 @@ template <class M>
 class OutOfMemory : public ::testing::Test {};
 // sweep_and_prune's recorded operations are strong like the others; its
 // update() is covered by SweepAndPruneFailedUpdateRecovers below.
-using oom_types =
-    ::testing::Types<hash_grids<2, float>, hash_grids<2, double>, hash_grids<3, float>, hash_grids<3, double>,
-                     brute_force<2, float>, brute_force<3, double>, hhg::sweep_and_prune<3, double>,
-                     hhg::sweep_and_prune<2, float>, hhg::linear_kdtree<3, double>, hhg::uniform_hashing<3, double>,
-                     hhg::multilevel_hashing<3, double>, hhg::hierarchical_hashing<3, double>,
-                     hhg::pivot_hashing<3, double>, hhg::pivot_chunked<3, double>>;
+using oom_types = ::testing::Types<HHG_TEST_VARIANTS(hash_grids), brute_force<2, float>, brute_force<3, double>,
+                                   hhg::sweep_and_prune<3, double>, hhg::sweep_and_prune<2, float>,
+                                   hhg::linear_kdtree<3, double>, hhg::uniform_hashing<3, double>,
+                                   hhg::multilevel_hashing<3, double>, hhg::hierarchical_hashing<3, double>,
+                                   hhg::pivot_hashing<3, double>, hhg::pivot_chunked<3, double>>;
 TYPED_TEST_SUITE(OutOfMemory, oom_types, method_names);
 
 TYPED_TEST(OutOfMemory, EveryOperationStrongGuarantee) {

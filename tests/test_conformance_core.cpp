@@ -4,8 +4,7 @@
 
 namespace hhg_test {
 
-using core_types = ::testing::Types<hash_grids<2, float>, hash_grids<2, double>, hash_grids<3, float>,
-                                    hash_grids<3, double>, brute_force<2, double>, brute_force<3, float>>;
+using core_types = ::testing::Types<HHG_TEST_VARIANTS(hash_grids), brute_force<2, double>, brute_force<3, float>>;
 INSTANTIATE_TYPED_TEST_SUITE_P(Core, Conformance, core_types, method_names);
 
 }  // namespace hhg_test

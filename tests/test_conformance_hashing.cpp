@@ -8,10 +8,7 @@ namespace hhg_test {
 using hhg::multilevel_hashing;
 using hhg::uniform_hashing;
 
-using hashing_types =
-    ::testing::Types<uniform_hashing<2, float>, uniform_hashing<2, double>, uniform_hashing<3, float>,
-                     uniform_hashing<3, double>, multilevel_hashing<2, float>, multilevel_hashing<2, double>,
-                     multilevel_hashing<3, float>, multilevel_hashing<3, double>>;
+using hashing_types = ::testing::Types<HHG_TEST_VARIANTS(uniform_hashing), HHG_TEST_VARIANTS(multilevel_hashing)>;
 INSTANTIATE_TYPED_TEST_SUITE_P(Hashing, Conformance, hashing_types, method_names);
 
 // A fixed small cell makes big objects cover many cells (and the biggest go

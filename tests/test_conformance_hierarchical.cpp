@@ -7,8 +7,7 @@ namespace hhg_test {
 
 using hhg::hierarchical_hashing;
 
-using hierarchical_types = ::testing::Types<hierarchical_hashing<2, float>, hierarchical_hashing<2, double>,
-                                            hierarchical_hashing<3, float>, hierarchical_hashing<3, double>>;
+using hierarchical_types = ::testing::Types<HHG_TEST_VARIANTS(hierarchical_hashing)>;
 INSTANTIATE_TYPED_TEST_SUITE_P(Hierarchical, Conformance, hierarchical_types, method_names);
 
 // Small objects clustered in one corner of a large object's cells, many

@@ -18,8 +18,8 @@ class kdtree_nosplit : public linear_kdtree<D, T> {
   kdtree_nosplit() : linear_kdtree<D, T>(false) {}
 };
 
-using kdtree_types = ::testing::Types<linear_kdtree<2, float>, linear_kdtree<2, double>, linear_kdtree<3, float>,
-                                      linear_kdtree<3, double>, kdtree_nosplit<2, double>, kdtree_nosplit<3, float>>;
+using kdtree_types =
+    ::testing::Types<HHG_TEST_VARIANTS(linear_kdtree), kdtree_nosplit<2, double>, kdtree_nosplit<3, float>>;
 INSTANTIATE_TYPED_TEST_SUITE_P(KdTree, Conformance, kdtree_types, method_names);
 
 TEST(KdTree, CountersAndSplitting) {

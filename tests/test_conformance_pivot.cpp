@@ -9,9 +9,7 @@ namespace hhg_test {
 using hhg::pivot_chunked;
 using hhg::pivot_hashing;
 
-using pivot_types = ::testing::Types<pivot_hashing<2, float>, pivot_hashing<2, double>, pivot_hashing<3, float>,
-                                     pivot_hashing<3, double>, pivot_chunked<2, float>, pivot_chunked<2, double>,
-                                     pivot_chunked<3, float>, pivot_chunked<3, double>>;
+using pivot_types = ::testing::Types<HHG_TEST_VARIANTS(pivot_hashing), HHG_TEST_VARIANTS(pivot_chunked)>;
 INSTANTIATE_TYPED_TEST_SUITE_P(Pivot, Conformance, pivot_types, method_names);
 
 // Threads: the pairs, and their order, are the same for 1, 2, 3 and 8

@@ -12,8 +12,7 @@ namespace hhg_test {
 
 using hhg::sweep_and_prune;
 
-using sap_types = ::testing::Types<sweep_and_prune<2, float>, sweep_and_prune<2, double>, sweep_and_prune<3, float>,
-                                   sweep_and_prune<3, double>>;
+using sap_types = ::testing::Types<HHG_TEST_VARIANTS(sweep_and_prune)>;
 INSTANTIATE_TYPED_TEST_SUITE_P(Sap, Conformance, sap_types, method_names);
 
 template <class M>

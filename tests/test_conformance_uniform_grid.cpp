@@ -7,8 +7,7 @@ namespace hhg_test {
 
 using hhg::uniform_grid;
 
-using uniform_grid_types =
-    ::testing::Types<uniform_grid<2, float>, uniform_grid<2, double>, uniform_grid<3, float>, uniform_grid<3, double>>;
+using uniform_grid_types = ::testing::Types<HHG_TEST_VARIANTS(uniform_grid)>;
 INSTANTIATE_TYPED_TEST_SUITE_P(UniformGrid, Conformance, uniform_grid_types, method_names);
 
 // The cell is the longest edge (plus the guard band); a huge sparse domain

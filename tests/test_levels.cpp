@@ -35,8 +35,7 @@ using hhg::handle_pair;
 
 template <class M>
 class AdaptiveFactor : public ::testing::Test {};
-using level_types = ::testing::Types<hhg::hash_grids<2, float>, hhg::hash_grids<2, double>, hhg::hash_grids<3, float>,
-                                     hhg::hash_grids<3, double>>;
+using level_types = ::testing::Types<HHG_TEST_VARIANTS(hhg::hash_grids)>;
 TYPED_TEST_SUITE(AdaptiveFactor, level_types);
 
 // The bulk paths at test sizes (as at 10^6).

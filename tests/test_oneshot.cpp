@@ -63,8 +63,7 @@ std::vector<hhg::box<D, T>> terdiman_boxes(std::uint64_t seed, std::size_t n, do
 
 template <class M>
 class OneShot : public ::testing::Test {};
-using oneshot_types =
-    ::testing::Types<hash_grids<2, float>, hash_grids<2, double>, hash_grids<3, float>, hash_grids<3, double>>;
+using oneshot_types = ::testing::Types<HHG_TEST_VARIANTS(hash_grids)>;
 TYPED_TEST_SUITE(OneShot, oneshot_types);
 
 // all_pairs (bulk insert into an empty structure, one detection) on

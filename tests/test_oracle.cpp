@@ -318,8 +318,7 @@ TYPED_TEST(Thesis, OtherHierarchyFactors) {
 
 template <class M>
 class Oracle : public ::testing::Test {};
-using oracle_types =
-    ::testing::Types<brute_force<2, float>, brute_force<2, double>, brute_force<3, float>, brute_force<3, double>>;
+using oracle_types = ::testing::Types<HHG_TEST_VARIANTS(brute_force)>;
 TYPED_TEST_SUITE(Oracle, oracle_types, method_names);
 
 // brute_force against a plain double loop over the boxes by insertion order.

@@ -28,8 +28,7 @@ using hhg_test::brute_pairs;
 
 template <class M>
 class OutputReserve : public ::testing::Test {};
-using reserve_types = ::testing::Types<hhg::hash_grids<2, float>, hhg::hash_grids<2, double>, hhg::hash_grids<3, float>,
-                                       hhg::hash_grids<3, double>>;
+using reserve_types = ::testing::Types<HHG_TEST_VARIANTS(hhg::hash_grids)>;
 TYPED_TEST_SUITE(OutputReserve, reserve_types);
 
 // n boxes, centres uniform in [origin, origin + world)^D; edges uniform in

@@ -10,6 +10,7 @@
 
 #include "hhg/error.hpp"
 #include "hhg/periodic.hpp"
+#include "support.hpp"
 
 namespace {
 
@@ -108,7 +109,7 @@ struct params {
   static constexpr int D = D_;
   using T = T_;
 };
-using all_params = ::testing::Types<params<2, float>, params<2, double>, params<3, float>, params<3, double>>;
+using all_params = ::testing::Types<HHG_TEST_VARIANTS(params)>;
 TYPED_TEST_SUITE(Periodic, all_params);
 
 TYPED_TEST(Periodic, RandomScenesEveryAxisSubsetMatchBruteForce) {
