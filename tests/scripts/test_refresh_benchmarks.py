@@ -42,9 +42,10 @@ METHODS = ["hhg", "grid", "brute", "pivot", "pivot-chunked"]
 ALONE = ["hhg", "grid", "pivot", "pivot-chunked"]  # scripts/refresh_benchmarks.sh alone_list
 LANE = [m for m in METHODS if m not in ALONE]
 HHG_ONLY = {"factor", "update", "update-jump"}
-# the glance table's (scripts/plot_bench.py GLANCE: equal, varied, log-uniform,
-# elongated); sparse: an older raw CSV; terdiman: its own sizes; factor and
-# update: the hhg-only experiments (update writes update and update-jump)
+# the scenarios of scripts/plot_bench.py's GLANCE (plot_bench.py --update
+# refuses results without them; sparse, one of them, also serves the older raw
+# CSV below); terdiman: its own sizes; factor and update: the hhg-only
+# experiments (update writes update and update-jump)
 SCENARIOS = ["equal", "varied", "log-uniform", "elongated", "sparse", "terdiman", "factor", "update"]
 
 
