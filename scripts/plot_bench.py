@@ -18,8 +18,9 @@ Across scenarios:
                              grid, and the ratios.
 
 Run with Debian's Python (it has matplotlib):
-    /usr/bin/python3 scripts/plot_bench.py RESULTS.json [MORE.json ...] OUTPUT_DIR [--update FILE ...]
-Several result files (e.g. one per scenario) are merged.
+    /usr/bin/python3 scripts/plot_bench.py RESULTS.json [MORE.json ...] OUTPUT_DIR [--update FILE ...] [--no-plots]
+Several result files (e.g. one per scenario) are merged. --no-plots writes
+summary.md and the --update tables only (the plots take ~0.35 s each).
 
 --update FILE rewrites the generated tables of a Markdown file: the lines
 between `<!-- begin generated NAME ... -->` and `<!-- end generated NAME -->`,
@@ -98,9 +99,28 @@ def style(method, peer):
     return dict(color="0.65", linewidth=0.8, marker=".", alpha=0.7, zorder=1)
 
 
-def plot_scenario(sel, sc, out, machine):
+def plot_scenario(sel, sc, out, machine, plots=True):
+    """Draws the scenario's two plots (unless not plots); returns its summary row."""
     one_shot = sc in ONE_SHOT_SCENARIOS or all(r.get("steps", 1) == 0 for r in sel)
     peer = best_peer(sel, one_shot)
+    ran = [r for r in sel if per_object_ns(r, one_shot) is not None]
+    nmax = max(r["n"] for r in ran) if ran else None
+    big = sorted((r for r in ran if r["n"] == nmax), key=lambda r: per_object_ns(r, one_shot))
+    if plots:
+        draw_scenario(sel, sc, out, machine, one_shot, peer, big)
+    if not ran:
+        return None
+
+    def at(m):
+        for r in big:
+            if r["method"] == m:
+                return per_object_ns(r, one_shot)
+        return None
+    return dict(scenario=sc, n=nmax, one_shot=one_shot, hhg=at("hhg"), peer=peer, peer_ns=at(peer) if peer else None,
+                grid=at("grid"))
+
+
+def draw_scenario(sel, sc, out, machine, one_shot, peer, big):
     methods = []
     for r in sel:
         if r["method"] not in methods:
@@ -130,11 +150,9 @@ def plot_scenario(sel, sc, out, machine):
     fig.savefig(os.path.join(out, f"per_object_{sc}.png"), dpi=110)
     plt.close(fig)
 
-    ran = [r for r in sel if per_object_ns(r, one_shot) is not None]
-    if not ran:
-        return None
-    nmax = max(r["n"] for r in ran)
-    big = sorted((r for r in ran if r["n"] == nmax), key=lambda r: per_object_ns(r, one_shot))
+    if not big:
+        return
+    nmax = big[0]["n"]
     fig, ax = plt.subplots(figsize=(7, 0.8 + 0.28 * len(big)))
     ax.barh([r["method"] for r in big], [per_object_ns(r, one_shot) for r in big],
             color=[style(r["method"], peer)["color"] for r in big])
@@ -145,14 +163,6 @@ def plot_scenario(sel, sc, out, machine):
     fig.tight_layout()
     fig.savefig(os.path.join(out, f"bars_{sc}.png"), dpi=110)
     plt.close(fig)
-
-    def at(m):
-        for r in big:
-            if r["method"] == m:
-                return per_object_ns(r, one_shot)
-        return None
-    return dict(scenario=sc, n=nmax, one_shot=one_shot, hhg=at("hhg"), peer=peer, peer_ns=at(peer) if peer else None,
-                grid=at("grid"))
 
 
 def plot_equal(rows, out, machine):
@@ -276,6 +286,7 @@ def main():
     ap.add_argument("paths", nargs="+", metavar="RESULTS.json ... OUTPUT_DIR")
     ap.add_argument("--update", action="append", default=[], metavar="FILE",
                     help="rewrite the generated tables of this Markdown file (repeatable)")
+    ap.add_argument("--no-plots", action="store_true", help="summary.md and the --update tables only, no PNG")
     args = ap.parse_args()
     if len(args.paths) < 2:
         ap.error("give one or more RESULTS.json and then OUTPUT_DIR")
@@ -288,13 +299,14 @@ def main():
             scenarios.append(r["scenario"])
     summary = []
     for sc in scenarios:
-        s = plot_scenario([r for r in rows if r["scenario"] == sc], sc, out, machine)
+        s = plot_scenario([r for r in rows if r["scenario"] == sc], sc, out, machine, not args.no_plots)
         if s:
             summary.append(s)
-    plot_equal(rows, out, machine)
+    if not args.no_plots:
+        plot_equal(rows, out, machine)
     with open(os.path.join(out, "summary.md"), "w") as f:
         f.write("\n".join(summary_table(summary)) + "\n")
-    print(f"plots and summary.md written to {out}")
+    print(f"{'summary.md' if args.no_plots else 'plots and summary.md'} written to {out}")
     try:  # every file checked before any is written
         updated = [(path, update_generated(path, summary)) for path in args.update]
     except (OSError, ValueError) as e:

@@ -6,7 +6,7 @@
 #   scripts/refresh_benchmarks.sh [--sizes 1000,10000,100000,1000000] [--steps 6]
 #       [--timeout 300] [--out docs/benchmarks] [--build build-bench | --bench FILE]
 #       [--scenarios equal,varied,...] [--methods M,...] [--threads 1] [--lanes 1]
-#       [--no-build] [--rerun-alone]
+#       [--no-build] [--rerun-alone] [--no-plots]
 #
 # One `hhg_bench` invocation per scenario (each (scenario, N, method) in its
 # own process, as always), written to OUT/raw/<scenario>.{json,csv,txt}; a
@@ -38,6 +38,7 @@
 # hhg's engine runs alone) when the peers and the other methods did not change:
 # ~8 min instead of the full run.
 # --bench FILE: that hhg_bench, nothing built.
+# --no-plots: the tables without the PNGs (plot_bench.py --no-plots).
 # Run it on a quiet machine: the timings are the point.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -53,6 +54,7 @@ lanes=1
 bench=
 do_build=1
 rerun_alone=0
+no_plots=0
 # with --lanes: methods run alone after the lanes: those that use every core
 # whatever --threads says (src/pivot_hashing.cpp), and those whose ratios the
 # targets are judged on (hhg against the strong grid), timed on a quiet machine
@@ -73,7 +75,8 @@ while [ $# -gt 0 ]; do
     --bench) bench=$2; do_build=0; shift 2 ;;
     --no-build) do_build=0; shift ;;
     --rerun-alone) rerun_alone=1; shift ;;
-    -h|--help) sed -n 2,30p "$0"; exit 0 ;;
+    --no-plots) no_plots=1; shift ;;
+    -h|--help) sed -n "2,/^set -euo/p" "$0" | sed '$d'; exit 0 ;;
     *) echo "refresh_benchmarks.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -209,8 +212,9 @@ for sc in "${offered_list[@]}" "${scenario_list[@]}"; do
 done
 "$python" "$here/scripts/merge_bench.py" all "$out" "${merged[@]}"
 plot_args=("$out/results.json" "$out")
+[ $no_plots = 0 ] || plot_args+=(--no-plots)
 if [ "$(cd "$out" && pwd)" = "$here/docs/benchmarks" ]; then
   plot_args+=(--update "$here/docs/benchmarks/README.md" --update "$here/README.md")
 fi
 "$python" "$here/scripts/plot_bench.py" "${plot_args[@]}"
-echo "refresh done in $(($(date +%s) - start)) s: $out/results.{json,csv}, summary.txt, summary.md, *.png" >&2
+echo "refresh done in $(($(date +%s) - start)) s: $out/results.{json,csv}, summary.txt, summary.md$([ $no_plots = 1 ] || echo ', *.png')" >&2

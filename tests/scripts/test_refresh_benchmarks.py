@@ -86,6 +86,11 @@ def main():
 
     first = run(refresh + ["--lanes", "2"])
     check("(lane) at N" in first.stderr and "(alone) at N" in first.stderr, "the lanes and the alone runs ran")
+    pngs = sorted(f for f in os.listdir(out) if f.endswith(".png"))
+    check(pngs == sorted([f"{kind}_{sc}.png" for sc in set(SCENARIOS) | HHG_ONLY for kind in ("per_object", "bars")]
+                         + ["memory_vs_n.png", "setup_vs_n.png"]), f"the plots: {pngs}")
+    # The later calls draw none (--no-plots: ~0.35 s a PNG, most of this test's time otherwise).
+    refresh.append("--no-plots")
 
     runs = json.loads(read(os.path.join(out, "results.json")))
     scenarios = sorted({r["scenario"] for r in runs})
@@ -148,7 +153,7 @@ def main():
     # alone methods): no lane runs to keep, so it runs whole again
     only = os.path.join(work, "only_alone")
     only_refresh = ["bash", REFRESH, "--bench", bench, "--out", only, "--sizes", "300", "--steps", "2",
-                    "--timeout", "120", "--methods", "hhg,grid", "--scenarios", "equal", "--lanes", "2"]
+                    "--timeout", "120", "--methods", "hhg,grid", "--scenarios", "equal", "--lanes", "2", "--no-plots"]
     run(only_refresh)
     first = json.loads(read(os.path.join(only, "results.json")))
     check([[x["method"] for x in r["results"]] for r in first] == [["hhg", "grid"]], f"run alone whole: {first}")
@@ -230,7 +235,9 @@ def main():
             "middle\n<!-- begin generated glance -->\n<!-- end generated glance -->\nafter\n")
     with open(doc, "w") as f:
         f.write(text)
-    run([PY, PLOT, results, os.path.join(work, "plots"), "--update", doc])
+    plots = os.path.join(work, "plots")
+    run([PY, PLOT, results, plots, "--update", doc, "--no-plots"])
+    check(os.listdir(plots) == ["summary.md"], f"--no-plots: summary.md, no PNG: {os.listdir(plots)}")
     once = read(doc)
     check(once.startswith("# title\n\nbefore\n<!-- begin generated summary: x -->\n\n| scenario | N |"),
           "the text before the block is kept, the table is in it")
@@ -238,7 +245,7 @@ def main():
           "only the blocks are rewritten")
     check("| equal cubes | " in once and "| sizes log-uniform over 1–1000 | " in once, "the glance table is in")
     check(summary.strip() in once, "the summary block is summary.md's table")
-    run([PY, PLOT, results, os.path.join(work, "plots"), "--update", doc])
+    run([PY, PLOT, results, plots, "--update", doc, "--no-plots"])
     check(read(doc) == once, "a second update writes the same text")
     for broken in ("no block here\n", "<!-- begin generated nosuch -->\n<!-- end generated nosuch -->\n",
                    "<!-- begin generated summary -->\nno end\n"):
@@ -247,7 +254,7 @@ def main():
             f.write(broken)
         with open(doc, "w") as f:
             f.write(text)
-        p = run([PY, PLOT, results, os.path.join(work, "plots"), "--update", doc, "--update", other], expect=1)
+        p = run([PY, PLOT, results, plots, "--update", doc, "--update", other, "--no-plots"], expect=1)
         check("no Markdown file changed" in p.stderr, f"the error says nothing changed: {p.stderr}")
         check(read(doc) == text and read(other) == broken, f"no file changed for {broken!r}")
     print(f"refresh with --lanes 2: {len(runs)} runs of {len(scenarios)} scenarios checked")
