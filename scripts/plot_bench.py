@@ -99,8 +99,8 @@ def style(method, peer):
     return dict(color="0.65", linewidth=0.8, marker=".", alpha=0.7, zorder=1)
 
 
-def plot_scenario(sel, sc, out, machine, plots=True):
-    """Draws the scenario's two plots (unless not plots); returns its summary row."""
+def scenario_summary(sel, sc, out, machine, plots=True):
+    """The scenario's row of summary.md; draws its two plots too unless not plots."""
     one_shot = sc in ONE_SHOT_SCENARIOS or all(r.get("steps", 1) == 0 for r in sel)
     peer = best_peer(sel, one_shot)
     ran = [r for r in sel if per_object_ns(r, one_shot) is not None]
@@ -299,7 +299,7 @@ def main():
             scenarios.append(r["scenario"])
     summary = []
     for sc in scenarios:
-        s = plot_scenario([r for r in rows if r["scenario"] == sc], sc, out, machine, not args.no_plots)
+        s = scenario_summary([r for r in rows if r["scenario"] == sc], sc, out, machine, not args.no_plots)
         if s:
             summary.append(s)
     if not args.no_plots:

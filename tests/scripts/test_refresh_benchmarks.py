@@ -4,9 +4,9 @@
   test_refresh_benchmarks.py HHG_BENCH WORK_DIR
 
 Runs scripts/refresh_benchmarks.sh --lanes 2 with hhg, grid, brute, pivot and
-pivot-chunked at N = 300 and 600 on the scenarios each path needs (SCENARIOS:
-most of the time is the plots, about a third of a second each, two per
-scenario), then checks:
+pivot-chunked at N = 300 and 600 on the scenarios each path needs (SCENARIOS),
+the plots drawn on the first refresh only (about a third of a second each),
+then checks:
   - the lanes ran every method but those run alone (the every-core ones,
     hhg and grid), and those ran alone afterwards and joined the lane's runs
     of the same N with the same pairs per step (the merged txt says so); the
