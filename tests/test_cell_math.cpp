@@ -1,8 +1,9 @@
 // The cell arithmetic of src/hash_grids/cells.hpp against plain scalar
 // references: effective_size (the loop of std::max and std::fabs), cell_of
-// (coord's floor_to_int per axis) and reach_in (reach_of's floors of both
-// corners). With SSE2 the double versions take two axes a vector and the
-// floors from the 1.5 * 2^52 trick (the bulk move's passes); these tests
+// (coord's floor_to_int per axis), cell_and_reach and reach_in (reach_of's
+// floors of both corners). With SSE2 the double versions of the first three
+// take two axes a vector and the floors from the 1.5 * 2^52 trick (the bulk
+// move's pass 1, one-by-one insertion); these tests
 // hold them to the references, bit for bit, on boxes near cell edges, far
 // from the origin (up to the largest coordinates a box that fits a grid can
 // have, 2^40 cells), negative, tiny, zero and infinite, in every rounding mode.
@@ -96,6 +97,9 @@ void expect_like_the_references(std::uint64_t seed) {
       const std::uint32_t reach = ty::reach_of(g, b);
       reaching += reach != 0;
       ASSERT_EQ(ty::reach_in(g, code, b), reach) << "cell " << cell << " box " << k;
+      std::uint32_t both = ~0u;
+      ASSERT_EQ(ty::cell_and_reach(g, b, both), code) << "cell " << cell << " box " << k;
+      ASSERT_EQ(both, reach) << "cell " << cell << " box " << k;
     }
   }
   // the draw reached the cases: most boxes fit, many reach a next cell

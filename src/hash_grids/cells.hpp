@@ -364,16 +364,7 @@ struct grid_types {
   // coordinates are in the code. (An object of g is smaller than a cell, so
   // floor(max / cell) - floor(min / cell) is 0 or 1, and with at least 2
   // cells per axis it is 1 exactly when the two differ modulo the cells.)
-  // With SSE2 and doubles both corners' floors are cheaper than the code's
-  // fields (cell_and_reach_of).
   static std::uint32_t reach_in(const grid& g, std::uint32_t code, const box_t& b) {
-#if defined(__SSE2__)
-    if constexpr (std::is_same_v<T, double>) {
-      std::uint32_t r;
-      cell_and_reach_of<true>(g, b, r);
-      return r;
-    }
-#endif
     std::uint32_t r = 0, shift = 0;
     for (int i = 0; i < D; ++i) {
       const std::uint32_t lo = (code >> shift) & g.mask[i];
