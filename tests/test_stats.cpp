@@ -257,6 +257,7 @@ TYPED_TEST(Stats, GridGrowsWhenFull) {
       cells = g.cells_per_axis;
     }
     EXPECT_GE(growths, 2) << "the grid should grow several times";
+    EXPECT_EQ(m.subject().path_counts().grid_growths, static_cast<std::uint64_t>(growths)) << "each growth counted";
     ASSERT_TRUE(consistent(m.subject()));
     ASSERT_TRUE(m.check());
     // Moving everything around after growth.

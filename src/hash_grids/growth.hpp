@@ -68,6 +68,7 @@ void hash_grids_state<D, T>::maybe_grow(std::uint32_t gid, std::size_t extra) {
   all.reserve(g.objects);
   gather(g, all);
   reshape_grid(gid, bits, all);
+  paths.grid_growths += over;
 }
 
 // Gives grid gid `bits` cells per axis and adds its objects `all` (gathered
