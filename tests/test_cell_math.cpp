@@ -1,8 +1,7 @@
 // The cell arithmetic of src/hash_grids/cells.hpp against plain scalar
 // references: effective_size (the loop of std::max and std::fabs), cell_of
-// (coord's floor_to_int per axis), cell_and_reach and reach_in (reach_of's
-// floors of both corners). With SSE2 the double versions of the first three
-// take two axes a vector and the floors from the 1.5 * 2^52 trick (the bulk
+// (coord's floor_to_int per axis) and cell_and_reach (reach_of's floors of
+// both corners). With SSE2 their double versions take two axes a vector and the floors from the 1.5 * 2^52 trick (the bulk
 // move's pass 1, one-by-one insertion); these tests
 // hold them to the references, bit for bit, on boxes near cell edges, far
 // from the origin (up to the largest coordinates a box that fits a grid can
@@ -88,7 +87,7 @@ void expect_like_the_references(std::uint64_t seed) {
       const hhg::box<D, double> b = random_box<D>(rng, g);
       const double eff = ty::effective_size(b, scale);
       ASSERT_EQ(eff, reference_effective_size<D>(b, scale)) << "cell " << cell << " box " << k;
-      if (!ty::fits(g, eff)) continue;  // (cell_of and reach_in take only the boxes a grid holds)
+      if (!ty::fits(g, eff)) continue;  // (cell_of and cell_and_reach take only the boxes a grid holds)
       ++fitting;
       std::array<std::uint32_t, D> c{};
       for (int i = 0; i < D; ++i) c[i] = ty::coord(g, i, b.min[i]);
@@ -96,7 +95,6 @@ void expect_like_the_references(std::uint64_t seed) {
       ASSERT_EQ(ty::cell_of(g, b), code) << "cell " << cell << " box " << k;
       const std::uint32_t reach = ty::reach_of(g, b);
       reaching += reach != 0;
-      ASSERT_EQ(ty::reach_in(g, code, b), reach) << "cell " << cell << " box " << k;
       std::uint32_t both = ~0u;
       ASSERT_EQ(ty::cell_and_reach(g, b, both), code) << "cell " << cell << " box " << k;
       ASSERT_EQ(both, reach) << "cell " << cell << " box " << k;

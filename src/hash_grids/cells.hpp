@@ -360,21 +360,6 @@ struct grid_types {
   static std::uint32_t cell_and_reach(const grid& g, const box_t& b, std::uint32_t& reach) {
     return cell_and_reach_of<true>(g, b, reach);
   }
-  // reach_of for a box whose cell code is known: the min corner's cell
-  // coordinates are in the code. (An object of g is smaller than a cell, so
-  // floor(max / cell) - floor(min / cell) is 0 or 1, and with at least 2
-  // cells per axis it is 1 exactly when the two differ modulo the cells.)
-  static std::uint32_t reach_in(const grid& g, std::uint32_t code, const box_t& b) {
-    std::uint32_t r = 0, shift = 0;
-    for (int i = 0; i < D; ++i) {
-      const std::uint32_t lo = (code >> shift) & g.mask[i];
-      const std::uint32_t hi =
-          static_cast<std::uint32_t>(floor_to_int(static_cast<double>(b.max[i]) * g.inv[i])) & g.mask[i];
-      r |= static_cast<std::uint32_t>(hi != lo) << i;
-      shift += g.bits[i];
-    }
-    return r;
-  }
   // The reach bits of a box in grid g (see entry::reach).
   static std::uint32_t reach_of(const grid& g, const box_t& b) {
     std::uint32_t r = 0;

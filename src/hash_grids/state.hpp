@@ -48,7 +48,6 @@ struct hash_grids_state : grid_types<D, T> {
   using base::kLocalMask;
   using base::lookup;
   using base::q;
-  using base::reach_in;
   using base::reach_of;
   using base::sentinel;
   using base::sort_cells;
@@ -112,6 +111,7 @@ struct hash_grids_state : grid_types<D, T> {
   not_copied<std::vector<regrid_move>> regrid;
   not_copied<std::vector<big_vector<bulk_key>>> bulk_keys;  // per grid id
   not_copied<big_vector<bulk_key>> bulk_tmp;
+  not_copied<big_vector<std::uint8_t>> bulk_reach;  // bulk move: each moved object's reach bits, by batch position
   not_copied<std::vector<entry>> tmp;                       // rebuild
   std::size_t last_batch_changed = 0, last_batch_size = 0;  // bulk move: objects that changed cell, moves
   // The last detection found most grid objects in grids whose rows hold
@@ -757,6 +757,7 @@ struct hash_grids_state : grid_types<D, T> {
   void release_bulk_scratch() noexcept {
     std::vector<big_vector<bulk_key>>().swap(bulk_keys);
     big_vector<bulk_key>().swap(bulk_tmp);
+    big_vector<std::uint8_t>().swap(bulk_reach);
     std::vector<std::uint64_t>().swap(pending);
     std::vector<regrid_move>().swap(regrid);
   }
@@ -779,7 +780,7 @@ struct hash_grids_state : grid_types<D, T> {
     std::size_t b = sizeof(*this) + capacity_bytes(grids) + capacity_bytes(levels) + capacity_bytes(list) +
                     capacity_bytes(apart) + capacity_bytes(slots) + capacity_bytes(tmp) + capacity_bytes(deferred) +
                     capacity_bytes(deferred_tmp) + capacity_bytes(pending) + capacity_bytes(regrid) +
-                    capacity_bytes(bulk_keys) + capacity_bytes(bulk_tmp);
+                    capacity_bytes(bulk_keys) + capacity_bytes(bulk_tmp) + capacity_bytes(bulk_reach);
     for (const auto& k : bulk_keys) b += capacity_bytes(k);
     for (const grid& g : grids) b += grid_bytes(g) - sizeof(grid);
     return b;

@@ -1,0 +1,136 @@
+// Benchmark (not a test): two (scenario, method) lanes stepped alternately in
+// one process, so that both see the same machine phase. On a host whose speed
+// changes every few seconds, two separate runs compare two phases, not two
+// scenes; here every step of A is timed next to a step of B (which one goes
+// first alternates). Prints each lane's medians (update, detection, step),
+// the ratio of the step medians, the median of the per-step ratios, and how
+// many steps A was the faster. The issue-19 targets this checks:
+//   hhg_paired 1000000 16 coherent equal      (coherent <= 1x equal cubes)
+//   hhg_paired 1000000 16 varied varied:grid  (varied <= 0.5x the strong grid)
+// Usage: hhg_paired [N] [steps] [A] [B] [seed]; a lane is scenario[:method]
+// (method default hhg; names as in `hhg bench`). When both lanes have the same
+// scenario, their pair counts must agree every step (exit 1 if not).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "hhg/methods.hpp"
+#include "hhg/scenes.hpp"
+
+namespace {
+
+using box3 = hhg::box<3, double>;
+using clk = std::chrono::steady_clock;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+double ms(clk::time_point a, clk::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
+
+struct lane {
+  std::string scenario, method;
+  std::vector<double> update, detect, step;
+  virtual ~lane() = default;
+  virtual void move_scene() = 0;
+  /// One timed step (update + detection); returns the number of pairs.
+  virtual std::size_t timed_step(bool keep) = 0;
+};
+
+template <class M>
+struct method_lane final : lane {
+  hhg::scenes::thesis_scenario<3, double> scene;
+  M m;
+  std::vector<hhg::handle> hs;
+  std::vector<hhg::handle_pair> pairs;
+  method_lane(const std::string& s, std::size_t n, std::uint64_t seed)
+      : scene(hhg::scenes::named_scenario_params(s, n, seed)) {
+    scenario = s;
+    method = std::string(M::method_name);
+    hs = hhg::insert_all(m, std::span<const box3>(scene.boxes()));
+    if (hhg::scenes::find_named_scenario(s).huge_statics)
+      for (const box3& b : hhg::scenes::huge_static_boxes(scene, seed)) m.insert(b);
+    m.find_pairs(pairs);
+  }
+  void move_scene() override { scene.step(); }
+  std::size_t timed_step(bool keep) override {
+    const auto a = clk::now();
+    if constexpr (requires { m.move(std::span<const hhg::handle>(hs), std::span<const box3>(scene.boxes())); })
+      m.move(std::span<const hhg::handle>(hs), std::span<const box3>(scene.boxes()));
+    else
+      for (std::size_t i = 0; i < hs.size(); ++i) m.move(hs[i], scene.boxes()[i]);
+    m.update();
+    const auto b = clk::now();
+    m.find_pairs(pairs);
+    const auto c = clk::now();
+    if (keep) {
+      update.push_back(ms(a, b));
+      detect.push_back(ms(b, c));
+      step.push_back(ms(a, c));
+    }
+    return pairs.size();
+  }
+};
+
+std::unique_ptr<lane> make_lane(const std::string& spec, std::size_t n, std::uint64_t seed) {
+  const std::size_t colon = spec.find(':');
+  const std::string s = spec.substr(0, colon);
+  const std::string method = colon == std::string::npos ? "hhg" : spec.substr(colon + 1);
+  hhg::scenes::find_named_scenario(s);  // (throws, naming the scenarios, before any work)
+  return hhg::all_methods::with<3, double>(method, [&]<class M>(std::type_identity<M>) -> std::unique_ptr<lane> {
+    return std::make_unique<method_lane<M>>(s, n, seed);
+  });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  const std::size_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1000000;
+  const std::size_t steps = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 16;
+  const std::uint64_t seed = argc > 5 ? std::strtoull(argv[5], nullptr, 10) : 1;
+  if (n == 0 || steps == 0) throw std::invalid_argument("N and steps must be positive integers");
+  std::unique_ptr<lane> a = make_lane(argc > 3 ? argv[3] : "coherent", n, seed);
+  std::unique_ptr<lane> b = make_lane(argc > 4 ? argv[4] : "equal", n, seed);
+  const bool same_scene = a->scenario == b->scenario;
+  bool agree = true;
+  std::size_t a_faster = 0;
+  std::vector<double> ratios;
+  for (std::size_t s = 0; s < steps + 2; ++s) {  // (the first 2 steps are not kept)
+    a->move_scene();
+    b->move_scene();
+    const bool keep = s >= 2;
+    std::size_t pa = 0, pb = 0;
+    if (s % 2 == 0) {
+      pa = a->timed_step(keep);
+      pb = b->timed_step(keep);
+    } else {
+      pb = b->timed_step(keep);
+      pa = a->timed_step(keep);
+    }
+    if (same_scene && pa != pb) {
+      std::fprintf(stderr, "step %zu: %s finds %zu pairs, %s %zu\n", s, a->method.c_str(), pa, b->method.c_str(), pb);
+      agree = false;
+    }
+    if (keep) {
+      ratios.push_back(a->step.back() / b->step.back());
+      a_faster += a->step.back() < b->step.back();
+    }
+  }
+  for (const lane* l : {a.get(), b.get()})
+    std::printf("%-12s %-6s update %7.1f  detect %7.1f  step %7.1f ms  (%.0f ns/object)\n", l->scenario.c_str(),
+                l->method.c_str(), median(l->update), median(l->detect), median(l->step),
+                median(l->step) * 1e6 / static_cast<double>(n));
+  std::printf("A/B: ratio of step medians %.3f, median of step ratios %.3f, A faster in %zu of %zu steps (N=%zu)\n",
+              median(a->step) / median(b->step), median(ratios), a_faster, ratios.size(), n);
+  return agree ? 0 : 1;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "hhg_paired: %s\n", e.what());
+  return 2;
+}
