@@ -112,7 +112,7 @@ struct hash_grids_state : grid_types<D, T> {
   not_copied<std::vector<big_vector<bulk_key>>> bulk_keys;  // per grid id
   not_copied<big_vector<bulk_key>> bulk_tmp;
   not_copied<big_vector<std::uint8_t>> bulk_reach;  // bulk move: each moved object's reach bits, by batch position
-  not_copied<std::vector<entry>> tmp;                       // rebuild
+  not_copied<std::vector<entry>> tmp;               // rebuild
   std::size_t last_batch_changed = 0, last_batch_size = 0;  // bulk move: objects that changed cell, moves
   // The last detection found most grid objects in grids whose rows hold
   // tune.row_cells cells or more on average (the row walk's grids; counted
