@@ -134,8 +134,12 @@ struct alignas(64) detect_worker {  // (own cache lines: workers count every tes
   }
 
   // The ordered walk's candidates: the byte offsets of pool entries
-  // [first, first + len) at out (eight are written whatever len is: out
-  // has room), and out advanced past them.
+  // [first, first + len) at out (sixteen are written whatever len is: out
+  // has room), and out advanced past them. Sixteen, not eight: a stretch
+  // of three cells holds about eight objects at 10^6 `varied`, so the loop
+  // after eight ran about every other call and its exit was mispredicted
+  // (10^6, one process, two structures stepped alternately: `varied` step
+  // 0.93-0.98x, `coherent` 0.96x; `equal` and `sparse` unchanged).
   static void gather_offsets(std::uint32_t*& out, std::uint32_t first, std::uint32_t len) {
     constexpr auto e = static_cast<std::uint32_t>(sizeof(entry));
     const std::uint32_t lo = first * e;
@@ -143,7 +147,9 @@ struct alignas(64) detect_worker {  // (own cache lines: workers count every tes
     const __m128i l = _mm_set1_epi32(static_cast<int>(lo));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_add_epi32(l, _mm_setr_epi32(0, e, 2 * e, 3 * e)));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 4), _mm_add_epi32(l, _mm_setr_epi32(4 * e, 5 * e, 6 * e, 7 * e)));
-    for (std::uint32_t j = 8; j < len; ++j) out[j] = lo + j * e;
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 8), _mm_add_epi32(l, _mm_setr_epi32(8 * e, 9 * e, 10 * e, 11 * e)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 12), _mm_add_epi32(l, _mm_setr_epi32(12 * e, 13 * e, 14 * e, 15 * e)));
+    for (std::uint32_t j = 16; j < len; ++j) out[j] = lo + j * e;
 #else
     for (std::uint32_t j = 0; j < len; ++j) out[j] = lo + j * e;
 #endif

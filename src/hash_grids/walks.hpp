@@ -44,7 +44,7 @@ struct grid_walks : grid_types<D, T> {
   // row gets them over the grid's whole x range instead (uniform): a
   // window is then two loads, not even clamped to the row (detection at
   // 10^5 equal cubes -15 %). The candidates of a cell are gathered, after the
-  // cell's own objects, as byte offsets into the pool (eight at a time,
+  // cell's own objects, as byte offsets into the pool (sixteen at a time,
   // without branches; a pool of more than 2^32 bytes takes
   // detect_unordered), and each object of the cell is tested against what
   // follows it in one loop.
@@ -343,14 +343,14 @@ struct grid_walks : grid_types<D, T> {
         // Objects cell[first, first + m) (m <= kFlat; `reach`: bit m set when one of
         // them reaches the axes m) against each other, the `later` objects
         // after them in the cell and the stretches one of them reaches:
-        // gathered as byte offsets into the pool (eight at a time, no
+        // gathered as byte offsets into the pool (sixteen at a time, no
         // branches), after room for the group's own objects (test_cell reads
         // those from the cell); then one loop tests them all (test_cell).
         // (the lengths first, so that the room is checked once a group, not
         // once a stretch)
         std::array<std::uint32_t, 1 + 4 * kRows> lens;
         auto test_group = [&](std::uint32_t first, std::uint32_t m, std::uint32_t reach, std::uint32_t later) {
-          std::size_t room = m + later + 16;
+          std::size_t room = m + later + 16;  // (+ 16: gather_offsets writes 16 from where it starts)
           for (std::size_t s = 0; s < ns; ++s) {
             lens[s] = (sp[s].hi - sp[s].lo) & (0u - ((reach >> sp[s].need) & 1u));
             room += lens[s];
