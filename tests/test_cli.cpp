@@ -617,6 +617,51 @@ TEST_F(cli, BenchQuickWritesResultsAndMethodsAgree) {
   EXPECT_EQ(run("bench --n 0").status, 2);
 }
 
+// --rounds: the methods run R times, forward then backward (the order on
+// stderr proves it), one row per method (its median round), the same pairs in
+// every round, and a method that did not run once (brute over --timeout is a
+// skip, not a failure) is not run again.
+TEST_F(cli, BenchRoundsAlternateTheMethods) {
+  const fs::path json = dir_ / "rounds.json";
+  const cli_result r =
+      run("bench --scenario equal --methods hhg,grid,sap --n 500 --steps 2 --rounds 3 --json " + quote(json));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(contains(r.out, "DIFFER")) << r.out;
+  std::vector<std::string> order;
+  for (const char* m : {"hhg", "grid", "sap"})
+    for (int k = 1; k <= 3; ++k) {
+      const std::string line = std::string("equal n=500 ") + m + " (round " + std::to_string(k) + "/3)";
+      EXPECT_TRUE(contains(r.err, line)) << line << "\n" << r.err;
+    }
+  const auto at = [&](const std::string& m, int k) {
+    return r.err.find(std::string("equal n=500 ") + m + " (round " + std::to_string(k) + "/3)");
+  };
+  EXPECT_LT(at("hhg", 1), at("grid", 1));
+  EXPECT_LT(at("grid", 1), at("sap", 1));
+  EXPECT_LT(at("sap", 1), at("sap", 2));  // round 2 backward
+  EXPECT_LT(at("sap", 2), at("grid", 2));
+  EXPECT_LT(at("grid", 2), at("hhg", 2));
+  EXPECT_LT(at("hhg", 2), at("hhg", 3));  // round 3 forward
+  EXPECT_LT(at("hhg", 3), at("sap", 3));
+  const auto j = nlohmann::json::parse(read_file(json));
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["rounds"], 3);
+  ASSERT_EQ(j[0]["results"].size(), 3u);
+  for (const auto& row : j[0]["results"]) {
+    EXPECT_EQ(row["note"], "");
+    EXPECT_EQ(row["pairs_per_step"], j[0]["results"][0]["pairs_per_step"]);
+  }
+  // brute over 2 * 10^4 objects, 100 steps (2 * 10^10 tests), takes far more than 5 s: skipped once, then left out
+  const cli_result slow =
+      run("bench --scenario sparse --methods hhg,brute --n 20000 --steps 100 --rounds 2 --timeout 5");
+  EXPECT_EQ(slow.status, 0) << slow.err;
+  EXPECT_TRUE(contains(slow.err, "brute (round 1/2)")) << slow.err;
+  EXPECT_FALSE(contains(slow.err, "brute (round 2/2)")) << slow.err;
+  EXPECT_TRUE(contains(slow.err, "hhg (round 2/2)")) << slow.err;
+  EXPECT_TRUE(contains(slow.out, "skipped: timed out")) << slow.out;
+  EXPECT_EQ(run("bench --rounds 0").status, 2);
+}
+
 // --- hostile input (issue 5): big and malformed files ------------------------------
 
 // 200 000 lines: the pair count equals an independent count (cubes of edge 0.5

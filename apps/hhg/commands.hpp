@@ -95,6 +95,7 @@ struct bench_options {
   unsigned timeout = 120;  // seconds per (scenario, N, method) run
   std::string boxes;       // --boxes FILE: a box file instead of the scenarios
   double motion = -1;      // --motion F (with --boxes); < 0: not given (0.2 with --steps)
+  unsigned rounds = 1;     // --rounds R: every (scenario, N) runs its methods R times, alternately
 };
 CLI::App* add_bench_command(CLI::App& app, bench_options& o);
 int bench_command(const bench_options& o);

@@ -525,6 +525,11 @@ CLI::App* add_bench_command(CLI::App& app, bench_options& o) {
                   "With --boxes --steps: each box moves in its own random direction at up to this fraction of its "
                   "longest edge per step (default 0.2)")
       ->check(CLI::Range(0.0, 1000.0));
+  sub->add_option("--rounds", o.rounds,
+                  "Run the methods of each scenario and N this many times, alternately (forward, then backward), "
+                  "and report each method's median round: on a host whose speed drifts, the ratios then compare "
+                  "the same phases (default 1)")
+      ->check(integer_in(1, 1000));
   add_threads_option(sub, o.threads);
   return sub;
 }
@@ -684,13 +689,14 @@ int bench_command(const bench_options& o) {
   std::vector<result> results;
   bool mismatch = false;
   std::size_t total = 0, done = 0;
-  for (const auto& j : jobs) total += j.methods.size() * ns.size();
+  const std::size_t rounds = o.rounds;
+  for (const auto& j : jobs) total += j.methods.size() * ns.size() * rounds;
   for (const auto& j : jobs) {
     // a method that timed out at some size is not run at larger ones (it would only time out again)
     std::map<std::string, std::size_t> timed_out_at;
     for (std::size_t n : ns) {
-      std::string reference_counts, reference_method;
-      for (const auto& m : j.methods) {
+      // One run of method m (a child process), or the reason it did not run.
+      auto run_method = [&](const std::string& m, std::size_t round) {
         ++done;
         result r;
         r.method = m;
@@ -703,7 +709,10 @@ int bench_command(const bench_options& o) {
         } else if (slow != timed_out_at.end() && slow->second < n) {
           r.note = "skipped: timed out after " + std::to_string(o.timeout) + " s at n=" + std::to_string(slow->second);
         } else {
-          std::fprintf(stderr, "hhg bench: [%zu/%zu] %s n=%zu %s ...\n", done, total, j.label.c_str(), n, m.c_str());
+          const std::string of_rounds =
+              rounds > 1 ? " (round " + std::to_string(round + 1) + "/" + std::to_string(rounds) + ")" : "";
+          std::fprintf(stderr, "hhg bench: [%zu/%zu] %s n=%zu %s%s ...\n", done, total, j.label.c_str(), n, m.c_str(),
+                       of_rounds.c_str());
           std::string error;
           const std::function<result()> body = [&]() -> result {
             if (!file_mode) return run_child(m, j.scenario, n, steps, o.seed, o.threads);
@@ -717,16 +726,6 @@ int bench_command(const bench_options& o) {
             r.scenario = label;
             r.n = n;
             r.steps = steps;
-            if (reference_counts.empty()) {
-              reference_counts = r.pair_counts;
-              reference_method = m;
-            } else if (r.pair_counts != reference_counts) {
-              mismatch = true;
-              r.note = "PAIRS DIFFER from " + reference_method;
-              std::fprintf(stderr, "hhg bench: MISMATCH: %s n=%zu: %s found pairs per step %s, %s found %s\n",
-                           j.label.c_str(), n, m.c_str(), r.pair_counts.c_str(), reference_method.c_str(),
-                           reference_counts.c_str());
-            }
           } else if (error.rfind("timed out", 0) == 0) {
             r.note = "skipped: " + error;  // too slow for this size: noted, not an error
             timed_out_at.emplace(m, n);
@@ -735,7 +734,54 @@ int bench_command(const bench_options& o) {
             mismatch = true;
           }
         }
-        results.push_back(r);
+        return r;
+      };
+      // Rounds: forward, backward, forward, ... so that each method's runs
+      // sit next to the others' in time. A method that did not run in a
+      // round (skipped, timed out, failed) is not run again at this N.
+      const std::size_t nm = j.methods.size();
+      std::vector<std::vector<result>> runs(nm);
+      for (std::size_t round = 0; round < rounds; ++round)
+        for (std::size_t k = 0; k < nm; ++k) {
+          const std::size_t i = round % 2 == 0 ? k : nm - 1 - k;
+          if (!runs[i].empty() && !ran(runs[i].back())) {
+            done += 1;
+            continue;
+          }
+          runs[i].push_back(run_method(j.methods[i], round));
+        }
+      // Each method's median round by its step time (the one-shot time with
+      // --boxes and no --steps), whole: its setup, memory and counts are that
+      // run's. Every round of every method must find the same pairs as the
+      // first method's first round.
+      std::string reference_counts, reference_method;
+      for (std::size_t i = 0; i < nm; ++i) {
+        std::vector<result>& rs = runs[i];
+        if (!ran(rs.back())) {
+          results.push_back(rs.back());
+          continue;
+        }
+        std::string differ;
+        for (const result& r : rs) {
+          if (reference_counts.empty()) {
+            reference_counts = r.pair_counts;
+            reference_method = j.methods[i];
+          } else if (r.pair_counts != reference_counts && differ.empty()) {
+            mismatch = true;
+            differ = "PAIRS DIFFER from " + reference_method;
+            std::fprintf(stderr, "hhg bench: MISMATCH: %s n=%zu: %s found pairs per step %s, %s found %s\n",
+                         j.label.c_str(), n, j.methods[i].c_str(), r.pair_counts.c_str(), reference_method.c_str(),
+                         reference_counts.c_str());
+          }
+        }
+        std::vector<const result*> by_time;
+        for (const result& r : rs) by_time.push_back(&r);
+        std::sort(by_time.begin(), by_time.end(), [&](const result* a, const result* b) {
+          return steps == 0 ? a->setup_ms < b->setup_ms : a->step_med < b->step_med;
+        });
+        result median_run = *by_time[(by_time.size() - 1) / 2];
+        if (!differ.empty()) median_run.note = differ;
+        results.push_back(median_run);
       }
     }
   }
@@ -846,6 +892,7 @@ int bench_command(const bench_options& o) {
           {"scenario", results[i].scenario},
           {"n", results[i].n},
           {"steps", steps},
+          {"rounds", rounds},
           {"seed", o.seed},
           {"threads", o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency())},
           {"machine", machine},

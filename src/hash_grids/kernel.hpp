@@ -147,8 +147,10 @@ struct alignas(64) detect_worker {  // (own cache lines: workers count every tes
     const __m128i l = _mm_set1_epi32(static_cast<int>(lo));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_add_epi32(l, _mm_setr_epi32(0, e, 2 * e, 3 * e)));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 4), _mm_add_epi32(l, _mm_setr_epi32(4 * e, 5 * e, 6 * e, 7 * e)));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 8), _mm_add_epi32(l, _mm_setr_epi32(8 * e, 9 * e, 10 * e, 11 * e)));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 12), _mm_add_epi32(l, _mm_setr_epi32(12 * e, 13 * e, 14 * e, 15 * e)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 8),
+                     _mm_add_epi32(l, _mm_setr_epi32(8 * e, 9 * e, 10 * e, 11 * e)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 12),
+                     _mm_add_epi32(l, _mm_setr_epi32(12 * e, 13 * e, 14 * e, 15 * e)));
     for (std::uint32_t j = 16; j < len; ++j) out[j] = lo + j * e;
 #else
     for (std::uint32_t j = 0; j < len; ++j) out[j] = lo + j * e;
