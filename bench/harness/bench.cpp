@@ -690,6 +690,9 @@ int bench_command(const bench_options& o) {
   bool mismatch = false;
   std::size_t total = 0, done = 0;
   const std::size_t rounds = o.rounds;
+  // a run's time: its median step (the one-shot time with --boxes and no --steps)
+  const bool one_shot = steps == 0;
+  auto key_time = [&](const result& r) { return one_shot ? r.setup_ms : r.step_med; };
   for (const auto& j : jobs) total += j.methods.size() * ns.size() * rounds;
   for (const auto& j : jobs) {
     // a method that timed out at some size is not run at larger ones (it would only time out again)
@@ -750,35 +753,35 @@ int bench_command(const bench_options& o) {
           }
           runs[i].push_back(run_method(j.methods[i], round));
         }
-      // Each method's median round by its step time (the one-shot time with
-      // --boxes and no --steps), whole: its setup, memory and counts are that
-      // run's. Every round of every method must find the same pairs as the
-      // first method's first round.
+      // Each method's median round by key_time, whole: its setup, memory and
+      // counts are that run's. Every round of every method must find the same
+      // pairs as the first method's first round. A round that failed (not a
+      // skip) is the method's row, as without rounds.
       std::string reference_counts, reference_method;
       for (std::size_t i = 0; i < nm; ++i) {
-        std::vector<result>& rs = runs[i];
-        if (!ran(rs.back())) {
+        const std::vector<result>& rs = runs[i];
+        std::vector<const result*> by_time;
+        for (const result& r : rs)
+          if (ran(r)) by_time.push_back(&r);
+        if (by_time.empty() || rs.back().note.rfind("failed", 0) == 0) {
           results.push_back(rs.back());
           continue;
         }
         std::string differ;
-        for (const result& r : rs) {
+        for (const result* r : by_time) {
           if (reference_counts.empty()) {
-            reference_counts = r.pair_counts;
+            reference_counts = r->pair_counts;
             reference_method = j.methods[i];
-          } else if (r.pair_counts != reference_counts && differ.empty()) {
+          } else if (r->pair_counts != reference_counts && differ.empty()) {
             mismatch = true;
             differ = "PAIRS DIFFER from " + reference_method;
             std::fprintf(stderr, "hhg bench: MISMATCH: %s n=%zu: %s found pairs per step %s, %s found %s\n",
-                         j.label.c_str(), n, j.methods[i].c_str(), r.pair_counts.c_str(), reference_method.c_str(),
+                         j.label.c_str(), n, j.methods[i].c_str(), r->pair_counts.c_str(), reference_method.c_str(),
                          reference_counts.c_str());
           }
         }
-        std::vector<const result*> by_time;
-        for (const result& r : rs) by_time.push_back(&r);
-        std::sort(by_time.begin(), by_time.end(), [&](const result* a, const result* b) {
-          return steps == 0 ? a->setup_ms < b->setup_ms : a->step_med < b->step_med;
-        });
+        std::sort(by_time.begin(), by_time.end(),
+                  [&](const result* a, const result* b) { return key_time(*a) < key_time(*b); });
         result median_run = *by_time[(by_time.size() - 1) / 2];
         if (!differ.empty()) median_run.note = differ;
         results.push_back(median_run);
@@ -792,8 +795,6 @@ int bench_command(const bench_options& o) {
   // (bytes() / N, "-" where a method does not know: the peers), "peak B/obj"
   // the rise of the peak RSS over the run / N, "own peak" the same without
   // the harness' handles and pairs (the method's structure and transients).
-  const bool one_shot = steps == 0;
-  auto key_time = [&](const result& r) { return one_shot ? r.setup_ms : r.step_med; };
   std::map<std::pair<std::string, std::size_t>, double> hhg_time;
   for (const auto& r : results)
     if (r.method == "hhg" && ran(r) && key_time(r) > 0) hhg_time[{r.scenario, r.n}] = key_time(r);
