@@ -271,8 +271,11 @@ void shift(std::vector<box3>& boxes, double d) {
 }
 
 // Crowded cells of the ordered walk (more than 4 objects) are tested in
-// groups of up to 4 (cells_grouped): clumps of 5 to 13 boxes inside one
-// cell, among unit boxes that touch and overlap them across cell faces; exact
+// groups of up to 4 (cells_grouped): clumps of 5 to 30 boxes inside one
+// cell, among unit boxes that touch and overlap them across cell faces (in
+// the clumps of 20 and 30, a group's later objects are more than the 16
+// offsets gather_offsets writes at once, kernel.hpp; so are the stretches
+// that hold a clump); exact
 // against brute force after the bulk insert and after bulk moves, with the
 // same pairs in the same order on one and two workers.
 TEST(PathsThreads, CrowdedCellsOfTheOrderedWalkAreTestedInGroups) {
@@ -282,7 +285,7 @@ TEST(PathsThreads, CrowdedCellsOfTheOrderedWalkAreTestedInGroups) {
     const std::array<double, 3> p{r.uniform(0, 14), r.uniform(0, 14), r.uniform(0, 14)};
     boxes.push_back(box3{{p[0], p[1], p[2]}, {p[0] + 1, p[1] + 1, p[2] + 1}});
   }
-  for (int k : {5, 6, 7, 8, 9, 12, 13}) {  // one clump of k small boxes in one cell, at a few places
+  for (int k : {5, 6, 7, 8, 9, 12, 13, 20, 30}) {  // one clump of k small boxes in one cell, at a few places
     for (int c = 0; c < 6; ++c) {
       const std::array<double, 3> o{r.uniform(1, 13), r.uniform(1, 13), r.uniform(1, 13)};
       for (int j = 0; j < k; ++j) {
