@@ -6,7 +6,7 @@
 #   scripts/refresh_benchmarks.sh [--sizes 1000,10000,100000,1000000] [--steps 6]
 #       [--timeout 300] [--out docs/benchmarks] [--build build-bench | --bench FILE]
 #       [--scenarios equal,varied,...] [--methods M,...] [--threads 1] [--lanes 1]
-#       [--no-build] [--rerun-alone] [--no-plots]
+#       [--rounds 1] [--no-build] [--rerun-alone] [--no-plots]
 #
 # One `hhg_bench` invocation per scenario (each (scenario, N, method) in its
 # own process, as always), written to OUT/raw/<scenario>.{json,csv,txt}; a
@@ -37,6 +37,14 @@
 # hhg-only experiments run again whole. For an engine change (every method of
 # hhg's engine runs alone) when the peers and the other methods did not change:
 # ~8 min instead of the full run.
+# --rounds R: the methods run alone (every method without --lanes) run R
+# rounds (hhg_bench --rounds: forward, then backward; each row the method's
+# median round), so that hhg's and the grid's ratios compare the same phases
+# of a host whose speed drifts (stop 73: in each of two single passes of the
+# alone part, rows of unchanged code came out 27 % slower than the committed
+# ones). The lanes' methods run once. results.json
+# then gives each row run alone its `rounds` (a run's own `rounds` is its
+# lane's). `--rerun-alone --rounds 3` takes ~3 times the alone part's time.
 # --bench FILE: that hhg_bench, nothing built.
 # --no-plots: the tables without the PNGs (plot_bench.py --no-plots).
 # Run it on a quiet machine: the timings are the point.
@@ -51,6 +59,7 @@ scenarios=
 methods=
 threads=1
 lanes=1
+rounds=1
 bench=
 do_build=1
 rerun_alone=0
@@ -72,6 +81,7 @@ while [ $# -gt 0 ]; do
     --methods) methods=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
     --lanes) lanes=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
     --bench) bench=$2; do_build=0; shift 2 ;;
     --no-build) do_build=0; shift ;;
     --rerun-alone) rerun_alone=1; shift ;;
@@ -86,6 +96,7 @@ if [ "$lanes" -gt 1 ]; then
   [ "$threads" = 1 ] || { echo "refresh_benchmarks.sh: --lanes $lanes runs one scenario per core: --threads must be 1" >&2; exit 2; }
   [ "$lanes" -le "$(nproc)" ] || { echo "refresh_benchmarks.sh: --lanes $lanes is more than the $(nproc) cores" >&2; exit 2; }
 fi
+case $rounds in ''|*[!0-9]*|0) echo "refresh_benchmarks.sh: --rounds must be a whole number >= 1, not '$rounds'" >&2; exit 2 ;; esac
 [ $rerun_alone = 0 ] || [ "$lanes" -gt 1 ] || { echo "refresh_benchmarks.sh: --rerun-alone needs --lanes 2 or more" >&2; exit 2; }
 
 if [ $do_build = 1 ]; then
@@ -138,6 +149,7 @@ print(','.join(map(str, sorted(s))))" "$sizes")
   local args=(--scenario "$sc" --n "$ns" --steps "$steps" --timeout "$timeout" --threads "$threads"
               --json "$to.json.part" --csv "$to.csv.part")
   [ -n "$ms" ] && args+=(--methods "$ms")
+  [ "${3:-}" = lane ] || args+=(--rounds "$rounds")  # (the lanes run once)
   # status 1 = some method disagreed or failed: kept (the notes say which), reported at the end
   "$bench" "${args[@]}" > "$to.txt.part" || status=$?
   [ $status -le 1 ] || { echo "refresh_benchmarks.sh: hhg_bench failed on $sc (status $status)" >&2; return 1; }

@@ -15,6 +15,7 @@ then checks:
   - results.json / results.csv / summary.md hold every run, in one order;
   - a second refresh on the same output runs nothing (the resume);
   - --rerun-alone runs the alone methods again and keeps the lanes' runs;
+    with --rounds 2 they run two rounds each and their rows say so;
     a scenario that ran alone whole (no lane runs) runs whole again;
   - one scenario re-run (its raw files deleted, --scenarios naming it) keeps
     every other scenario in the merge, and raw CSVs of an older hhg_bench
@@ -23,7 +24,7 @@ then checks:
   - scripts/plot_bench.py --update rewrites only the generated blocks, the
     same text twice, and refuses (changing no file) a file without blocks,
     an unknown block, or a begin without its end;
-  - bad --lanes values are refused before anything runs.
+  - bad --lanes and --rounds values are refused before anything runs.
 Exits 77 (skipped) on a machine with one core: --lanes 2 needs two.
 """
 import json
@@ -83,6 +84,10 @@ def main():
         p = run(refresh + bad, expect=2)
         check("--lanes" in p.stderr, f"{bad}: the error names --lanes: {p.stderr}")
         check(not os.path.exists(out), f"{bad}: nothing written")
+    for bad in ("0", "x", "-1", ""):
+        p = run(refresh + ["--lanes", "2", "--rounds", bad], expect=2)
+        check("--rounds" in p.stderr, f"--rounds {bad!r}: the error names --rounds: {p.stderr}")
+        check(not os.path.exists(out), f"--rounds {bad!r}: nothing written")
 
     first = run(refresh + ["--lanes", "2"])
     check("(lane) at N" in first.stderr and "(alone) at N" in first.stderr, "the lanes and the alone runs ran")
@@ -132,9 +137,10 @@ def main():
     p = run(refresh + ["--rerun-alone"], expect=2)
     check("--rerun-alone needs --lanes" in p.stderr, f"--rerun-alone without lanes is refused: {p.stderr}")
     check(all(read(os.path.join(out, "raw", f)) == t for f, t in before.items()), "the refused call changed nothing")
-    re_alone = run(refresh + ["--lanes", "2", "--rerun-alone"])
+    re_alone = run(refresh + ["--lanes", "2", "--rerun-alone", "--rounds", "2"])
     check("(alone) at N" in re_alone.stderr and "(lane) at N" not in re_alone.stderr,
           f"only the alone methods ran: {re_alone.stderr}")
+    check("(round 2/2)" in re_alone.stderr, f"the alone methods ran two rounds: {re_alone.stderr}")
     check(sorted(os.listdir(os.path.join(out, "raw"))) == raw, "raw/ holds the same files, no parts")
     rerun_runs = json.loads(read(os.path.join(out, "results.json")))
     check([(r["scenario"], r["n"]) for r in rerun_runs] == [(r["scenario"], r["n"]) for r in runs], "the same runs")
@@ -144,6 +150,9 @@ def main():
         check([r["method"] for r in new["results"]] == LANE + ALONE, f"{old['scenario']}: the lane's, then the alone")
         check([r for r in old["results"] if r["method"] in LANE] == [r for r in new["results"] if r["method"] in LANE],
               f"{old['scenario']} n={old['n']}: the lane's runs are kept as they were")
+        check(all(r["rounds"] == 2 for r in new["results"] if r["method"] in ALONE)
+              and all(r.get("rounds", 1) == 1 for r in old["results"]) and new["rounds"] == 1,
+              f"{old['scenario']} n={old['n']}: the rows run alone say their two rounds, the lane's run its one")
         check("run alone afterwards" in read(os.path.join(out, "raw", old["scenario"] + ".txt")), "the alone tables")
     for sc in labels:
         text = read(os.path.join(out, "raw", sc + ".txt"))
