@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/batch.hpp"
 #include "hhg/methods.hpp"
 #include "hhg/scenes.hpp"
 
@@ -62,10 +63,7 @@ struct method_lane final : lane {
   void move_scene() override { scene.step(); }
   std::size_t timed_step(bool keep) override {
     const auto a = clk::now();
-    if constexpr (requires { m.move(std::span<const hhg::handle>(hs), std::span<const box3>(scene.boxes())); })
-      m.move(std::span<const hhg::handle>(hs), std::span<const box3>(scene.boxes()));
-    else
-      for (std::size_t i = 0; i < hs.size(); ++i) m.move(hs[i], scene.boxes()[i]);
+    hhg::bench::move_boxes(m, hs, scene.boxes());
     m.update();
     const auto b = clk::now();
     m.find_pairs(pairs);

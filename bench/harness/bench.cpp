@@ -39,6 +39,7 @@
 #include "../../apps/hhg/options.hpp"
 #include "../../apps/hhg/parse.hpp"
 #include "../../apps/hhg/peak_memory.hpp"
+#include "batch.hpp"
 #include "hhg/scenes.hpp"
 #include "peers.hpp"
 
@@ -76,22 +77,7 @@ double ms(clock_type::time_point a, clock_type::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
-/// Inserts the boxes in one call where the method has a bulk insert
-/// (hash_grids: the grids are laid out in one pass), else one by one.
-template <class M>
-std::vector<handle> insert_boxes(M& m, const std::vector<typename M::box_type>& boxes) {
-  using B = typename M::box_type;
-  if constexpr (requires {
-                  { m.insert(std::span<const B>(boxes)) } -> std::same_as<std::vector<handle>>;
-                }) {
-    return m.insert(std::span<const B>(boxes));
-  } else {
-    std::vector<handle> hs;
-    hs.reserve(boxes.size());
-    for (const auto& b : boxes) hs.push_back(m.insert(b));
-    return hs;
-  }
-}
+using hhg::bench::move_boxes;
 
 /// Memory and counters at the end of a run.
 template <class M>
@@ -129,7 +115,7 @@ result measure(M m, const std::string& scenario, std::size_t n, std::size_t step
   peak_meter memory;
   memory.start();
   const auto t0 = clock_type::now();
-  const std::vector<handle> hs = insert_boxes(m, scene.boxes());
+  const std::vector<handle> hs = insert_all<M>(m, scene.boxes());
   for (const auto& b : huge) m.insert(b);
   std::vector<handle_pair> pairs;
   m.find_pairs(pairs);
@@ -139,10 +125,7 @@ result measure(M m, const std::string& scenario, std::size_t n, std::size_t step
   for (std::size_t s = 1; s <= steps; ++s) {
     scene.step();
     const auto a = clock_type::now();
-    if constexpr (requires { m.move(std::span<const handle>(hs), std::span<const B>(scene.boxes())); })
-      m.move(std::span<const handle>(hs), std::span<const B>(scene.boxes()));  // the batch form where there is one
-    else
-      for (std::size_t i = 0; i < n; ++i) m.move(hs[i], scene.boxes()[i]);
+    move_boxes(m, hs, scene.boxes());  // (the batch form where there is one)
     m.update();
     const auto b = clock_type::now();
     m.find_pairs(pairs);
@@ -187,7 +170,7 @@ result measure_boxes(M m, const std::vector<typename M::box_type>& start, std::s
   memory.start();
   std::vector<B> boxes = start;
   const auto t0 = clock_type::now();
-  const std::vector<handle> hs = insert_boxes(m, boxes);
+  const std::vector<handle> hs = insert_all<M>(m, boxes);
   std::vector<handle_pair> pairs;
   m.find_pairs(pairs);
   res.setup_ms = ms(t0, clock_type::now());
@@ -224,10 +207,7 @@ result measure_boxes(M m, const std::vector<typename M::box_type>& start, std::s
         boxes[i].max[k] = start[i].max[k] + static_cast<double>(s) * v;
       }
     const auto a = clock_type::now();
-    if constexpr (requires { m.move(std::span<const handle>(hs), std::span<const B>(boxes)); })
-      m.move(std::span<const handle>(hs), std::span<const B>(boxes));
-    else
-      for (std::size_t i = 0; i < boxes.size(); ++i) m.move(hs[i], boxes[i]);
+    move_boxes(m, hs, boxes);
     m.update();
     const auto b = clock_type::now();
     m.find_pairs(pairs);

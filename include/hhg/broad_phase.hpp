@@ -56,8 +56,12 @@ concept dynamic_broad_phase = requires(M m, const M cm, const typename M::box_ty
 
 /// Inserts every box of `boxes` into m, in order, and returns the handles:
 /// in one call where the method has a bulk insert (hash_grids: the grids are
-/// laid out in one pass), else one by one.
-template <dynamic_broad_phase M>
+/// laid out in one pass), else one by one. (Any M with insert(box) ->
+/// handle: the benchmark's peer wrappers too.)
+template <class M>
+  requires requires(M& m, const typename M::box_type& b) {
+    { m.insert(b) } -> std::same_as<handle>;
+  }
 std::vector<handle> insert_all(M& m, std::span<const typename M::box_type> boxes) {
   if constexpr (requires {
                   { m.insert(boxes) } -> std::same_as<std::vector<handle>>;
