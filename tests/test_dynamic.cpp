@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <thread>
 
 #include "support.hpp"
@@ -840,58 +841,75 @@ TYPED_TEST(GridSemantics, DisplacedCellsKeepPairsExact) {
 // A batch large enough for the bulk path (bulk_move validates as it reads)
 // with one bad handle or box, first, in the middle or last, possibly after a
 // box that needs a new grid level: the error of the first bad one, and
-// nothing changes (boxes, pairs, levels).
+// nothing changes (boxes, pairs, levels). Equal cubes (one grid: the
+// placement loop for one grid) and sizes over three decades (several grids:
+// the general loop); the good batch before takes the bulk path in both.
 TYPED_TEST(GridSemantics, BadBulkBatchMoveChangesNothing) {
   constexpr int D = TypeParam::dimension;
   using T = typename TypeParam::scalar;
   using B = box<D, T>;
-  hhg::scenes::thesis_params p;
-  p.n = 6000;
-  p.seed = 4;
-  hhg::scenes::thesis_scenario<D, T> scene(p);
-  TypeParam m;
-  std::vector<handle> hs;
-  for (const auto& b : scene.boxes()) hs.push_back(m.insert(b));
-  scene.step();
-  m.move(std::span<const handle>(hs), std::span<const B>(scene.boxes()));  // a good batch first
-  const std::vector<B> now = scene.boxes();
-  std::vector<handle_pair> before;
-  m.find_pairs(before);
-  std::sort(before.begin(), before.end());
-  const std::size_t levels = m.stats().grids.size();
-  scene.step();
-  for (int kind = 0; kind < 4; ++kind)
-    for (const std::size_t at : {std::size_t{0}, std::size_t{2999}, std::size_t{5999}}) {
-      std::vector<B> where = scene.boxes();
-      std::vector<handle> which = hs;
-      hhg::errc expected = hhg::errc::nan_coordinate;
-      if (kind == 0) where[at].min[D - 1] = std::numeric_limits<T>::quiet_NaN();
-      if (kind == 1) {
-        where[at].min[0] = static_cast<T>(where[at].max[0] + 1);
-        expected = hhg::errc::inverted_box;
+  for (const char* name : {"equal", "log-uniform"}) {
+    SCOPED_TRACE(name);
+    const bool one_grid = std::string_view(name) == "equal";
+    hhg::scenes::thesis_scenario<D, T> scene(hhg::scenes::named_scenario_params(name, 6000, 4));
+    TypeParam m;
+    std::vector<handle> hs;
+    for (const auto& b : scene.boxes()) hs.push_back(m.insert(b));
+    scene.step();
+    m.move(std::span<const handle>(hs), std::span<const B>(scene.boxes()));  // a good batch first
+    ASSERT_EQ(m.path_counts().batch_bulk, 1u);
+    const std::vector<B> now = scene.boxes();
+    std::vector<handle_pair> before;
+    m.find_pairs(before);
+    std::sort(before.begin(), before.end());
+    const std::size_t levels = m.stats().grids.size();
+    if (one_grid)
+      ASSERT_EQ(levels, 1u);
+    else
+      ASSERT_GT(levels, 1u);
+    scene.step();
+    for (int kind = 0; kind < 6; ++kind)
+      for (const std::size_t at : {std::size_t{0}, std::size_t{2999}, std::size_t{5999}}) {
+        std::vector<B> where = scene.boxes();
+        std::vector<handle> which = hs;
+        hhg::errc expected = hhg::errc::nan_coordinate;
+        if (kind == 0) where[at].min[D - 1] = std::numeric_limits<T>::quiet_NaN();
+        if (kind == 1) {
+          where[at].min[0] = static_cast<T>(where[at].max[0] + 1);
+          expected = hhg::errc::inverted_box;
+        }
+        if (kind == 2) {
+          which[at].generation += 1;  // stale
+          expected = hhg::errc::invalid_handle;
+        }
+        if (kind == 3) {  // a size no grid exists for yet, then a NaN
+          where[at / 2].max[0] = static_cast<T>(where[at / 2].min[0] + 1e6);
+          where[at].max[1] = std::numeric_limits<T>::quiet_NaN();
+        }
+        if (kind == 4) {
+          which[at].index = 1u << 30;  // no such slot
+          expected = hhg::errc::invalid_handle;
+        }
+        if (kind == 5) {
+          which[at].generation += 1u << 24;  // the slot's generation in its low 24 bits
+          expected = hhg::errc::invalid_handle;
+        }
+        try {
+          m.move(std::span<const handle>(which), std::span<const B>(where));
+          ADD_FAILURE() << "kind " << kind << " at " << at << ": no error";
+        } catch (const hhg::error& e) {
+          EXPECT_EQ(e.code(), expected) << "kind " << kind << " at " << at << ": " << e.what();
+        }
+        m.validate();
+        for (std::size_t i = 0; i < hs.size(); ++i) ASSERT_EQ(m.get(hs[i]), now[i]) << "kind " << kind << " at " << at;
+        std::vector<handle_pair> after;
+        m.find_pairs(after);
+        std::sort(after.begin(), after.end());
+        EXPECT_EQ(after, before) << "kind " << kind << " at " << at;
+        EXPECT_EQ(m.stats().grids.size(), levels) << "kind " << kind << " at " << at;
       }
-      if (kind == 2) {
-        which[at].generation += 1;  // stale
-        expected = hhg::errc::invalid_handle;
-      }
-      if (kind == 3) {  // a size no grid exists for yet, then a NaN
-        where[at / 2].max[0] = static_cast<T>(where[at / 2].min[0] + 1e4);
-        where[at].max[1] = std::numeric_limits<T>::quiet_NaN();
-      }
-      try {
-        m.move(std::span<const handle>(which), std::span<const B>(where));
-        ADD_FAILURE() << "kind " << kind << " at " << at << ": no error";
-      } catch (const hhg::error& e) {
-        EXPECT_EQ(e.code(), expected) << "kind " << kind << " at " << at << ": " << e.what();
-      }
-      m.validate();
-      for (std::size_t i = 0; i < hs.size(); ++i) ASSERT_EQ(m.get(hs[i]), now[i]) << "kind " << kind << " at " << at;
-      std::vector<handle_pair> after;
-      m.find_pairs(after);
-      std::sort(after.begin(), after.end());
-      EXPECT_EQ(after, before) << "kind " << kind << " at " << at;
-      EXPECT_EQ(m.stats().grids.size(), levels) << "kind " << kind << " at " << at;
-    }
+    EXPECT_EQ(m.path_counts().batch_bulk, 1u);  // (no bad batch was applied in bulk)
+  }
 }
 
 }  // namespace

@@ -278,7 +278,8 @@ struct grid_types {
   // a run of consecutive codes, so a grid laid out in code order (compact,
   // bulk_move) keeps each row's objects together, sorted by x (detect_grid
   // walks rows). The brick directory covers runs of kBrickCells codes.
-  [[gnu::always_inline]] static std::uint32_t encode(const grid& g, const std::array<std::uint32_t, D>& c) {
+  template <class G>
+  [[gnu::always_inline]] static std::uint32_t encode(const G& g, const std::array<std::uint32_t, D>& c) {
     std::uint32_t code = c[0] | c[1] << g.bits[0];
     if constexpr (D == 3) code |= c[2] << (g.bits[0] + g.bits[1]);
     return code;
@@ -303,8 +304,8 @@ struct grid_types {
   // floors exactly (tests/test_cell_math.cpp compares them). The bulk move
   // places every object with them: 10^6 objects of `varied`, its pass 1
   // 21 -> 16 ms a step.
-  template <bool Reach>
-  [[gnu::always_inline]] static std::uint32_t cell_and_reach_of(const grid& g, const box_t& b, std::uint32_t& reach) {
+  template <bool Reach, class G>
+  [[gnu::always_inline]] static std::uint32_t cell_and_reach_of(const G& g, const box_t& b, std::uint32_t& reach) {
     std::array<std::uint32_t, D> c{};
     std::uint32_t r = 0;
 #if defined(__SSE2__)

@@ -179,8 +179,9 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
   // chunks on several workers share the words of `pending` (below)
   const bool shared = exec != nullptr && exec->workers() > 1 && nchunks > 1;
   // (Fresh: `fresh` at compile time; the checks and the old places of
-  // moved objects compiled out of a bulk insert's pass)
-  auto pass1 = [&]<bool Fresh>(std::size_t c) {
+  // moved objects compiled out of a bulk insert's pass. One: `one_grid`;
+  // the grid's geometry in locals, the checks combined into one branch)
+  auto pass1 = [&]<bool Fresh, bool One>(std::size_t c) {
     const std::size_t lo = c * chunk, hi = std::min(n, lo + chunk);
     // counted here, stored once (neighbouring chunks' counters share cache lines)
     std::array<std::uint32_t, kMaxGrids> cnt{}, from{};
@@ -188,12 +189,22 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
     bool in_order = true;
     // the captured values in registers (read through the closure, the
     // compiler reloads them after every store)
-    const bool one = one_grid;
     bulk_key* const to_direct = direct;
     bulk_key* const to_key1 = key1;
     std::uint8_t* const to_reach = bulk_reach.data();
     const box_t* const boxes = bs.data();
     const handle* const handles = hs.data();
+    const slot* const sl = slots.data();
+    const std::size_t nsl = slots.size();
+    // One grid: what placing reads of it, as locals. Read through grids[0],
+    // it was loaded again for every object (the reach byte stored below may
+    // alias anything), and two counters a grid were incremented in memory.
+    struct geometry {
+      std::array<double, D> inv;
+      std::array<std::uint32_t, D> bits, mask;
+    };
+    const geometry g1{grids[0].inv, grids[0].bits, grids[0].mask};
+    const double cell1 = grids[0].cell_size, lower1 = grids[0].lower;
     for (std::size_t i = lo; i < hi; ++i) {
       // the hardware prefetcher falls behind on the boxes, read in order
       // (measured at 10^6 objects: this loop 24 -> 13 ms); a prefetch
@@ -202,28 +213,33 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
       __builtin_prefetch(ahead);
       __builtin_prefetch(ahead + sizeof(box_t) - 1);
       const handle h = handles[i];
-      if (!Fresh && !live(h)) return void(failed[c] = 1);
       in_order &= h.index == i && h.generation == g0;
       const box_t& b = boxes[i];
-      if constexpr (!Fresh) {  // (insert(span) checked the new ones)
-        bool valid = true;     // false for NaN too
-        for (int a = 0; a < D; ++a) valid &= b.min[a] <= b.max[a];
-        if (!valid) return void(failed[c] = 1);
-      }
       std::uint32_t gid = 0, place = 0, old_cell = 0;
-      if constexpr (Fresh) {
+      if constexpr (Fresh) {  // (insert(span) checked the new ones and found their grids)
         gid = fresh_grids[i];
       } else {
-        const slot sl = slots[h.index];
-        place = sl.place();
-        old_cell = sl.cell;
-        gid = place;
-        if (place >= kMaxGrids) return void(failed[c] = 1);
+        if (h.index >= nsl) return void(failed[c] = 1);
+        const slot s = sl[h.index];
+        place = s.place();
+        old_cell = s.cell;
+        // live (a 24-bit generation, not 0, the slot's) and in a grid, the
+        // box valid (false for NaN too) and bounded, and, with one grid, of
+        // its size: one branch for all of them
+        bool ok = (s.generation() == h.generation) & (h.generation != 0) & (One ? place == 0 : place < kMaxGrids);
+        for (int a = 0; a < D; ++a) ok &= b.min[a] <= b.max[a];
         const double eff = this->effective_size(b);
-        if (std::isinf(eff)) return void(failed[c] = 1);  // (also every box with an infinite coordinate)
-        if (!this->fits(grids[gid], eff)) {
-          gid = this->existing_grid(eff);
-          if (gid == npos) return void(failed[c] = 1);  // a new level: one by one
+        if constexpr (One)
+          ok &= (eff < cell1) & ((eff >= lower1) | (eff <= 0));  // (fits; false for +inf)
+        else
+          ok &= !std::isinf(eff);  // (also every box with an infinite coordinate)
+        if (!ok) return void(failed[c] = 1);
+        gid = place;
+        if constexpr (!One) {
+          if (!this->fits(grids[gid], eff)) {
+            gid = this->existing_grid(eff);
+            if (gid == npos) return void(failed[c] = 1);  // a new level: one by one
+          }
         }
       }
       // The reach bits here, where the box streams in, not in pass 3, where
@@ -231,23 +247,35 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
       // structures stepped alternately, 6 pairs: update 8-15 % faster on
       // `varied` and `equal`, the step 3-7 %: docs/hash_grids.md, Batch moves).
       std::uint32_t reach;
-      const std::uint32_t code = this->template cell_and_reach_of<true>(grids[gid], b, reach);
+      const std::uint32_t code = One ? this->template cell_and_reach_of<true>(g1, b, reach)
+                                     : this->template cell_and_reach_of<true>(grids[gid], b, reach);
       to_reach[i] = static_cast<std::uint8_t>(reach);
       changed += Fresh || gid != place || code != old_cell;
-      ++cnt[gid];
-      if constexpr (!Fresh) ++from[place];
-      if (one)
+      if constexpr (One) {
         to_direct[i] = {code, static_cast<std::uint32_t>(i)};
-      else
+      } else {
+        ++cnt[gid];
+        if constexpr (!Fresh) ++from[place];
         to_key1[i] = {code, gid};
+      }
     }
     changed_in[c] = changed;
     slot_order[c] = in_order;
+    if constexpr (One) {
+      cnt[0] = static_cast<std::uint32_t>(hi - lo);
+      from[0] = Fresh ? 0 : cnt[0];
+    }
     std::copy_n(cnt.begin(), ngrids, counts.begin() + static_cast<std::ptrdiff_t>(c * ngrids));
     std::copy_n(from.begin(), ngrids, moved_from.begin() + static_cast<std::ptrdiff_t>(c * ngrids));
   };
-  run_chunks(nchunks,
-             [&](std::size_t c) { fresh ? pass1.template operator()<true>(c) : pass1.template operator()<false>(c); });
+  run_chunks(nchunks, [&](std::size_t c) {
+    if (fresh)
+      one_grid ? pass1.template operator()<true, true>(c) : pass1.template operator()<true, false>(c);
+    else if (one_grid)
+      pass1.template operator()<false, true>(c);
+    else
+      pass1.template operator()<false, false>(c);
+  });
   for (std::size_t c = 0; c < nchunks; ++c)
     if (failed[c]) return false;
   bool in_slot_order = true;
