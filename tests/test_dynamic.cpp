@@ -349,6 +349,43 @@ TYPED_TEST(GridSemantics, BulkBatchMoveMatchesBruteForce) {
   }
 }
 
+// Active grids and no grid at all: every object unbounded (kept apart),
+// more of them than the bulk path's smallest batch. A batch of all of them
+// is not a bulk move (bulk_move reads grid 0's geometry before its loop, so
+// it declines first); it goes one by one, and the pairs match brute force
+// (each box pair overlaps on the axes the boxes are infinite on, and on the
+// others only every 50th box's neighbour).
+TYPED_TEST(GridSemantics, BatchOfObjectsKeptApartOnly) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  using B = box<D, T>;
+  mirror<TypeParam> m;
+  const std::size_t n = 5000;
+  std::vector<std::size_t> ids;
+  std::vector<B> where;
+  for (std::size_t i = 0; i < n; ++i) {
+    B b;
+    for (int a = 0; a < D; ++a) {
+      b.min[a] = static_cast<T>(2 * i);
+      b.max[a] = static_cast<T>(2 * i + (i % 50 == 0 ? 2 : 1));  // touching the next one, or apart
+    }
+    b.max[0] = std::numeric_limits<T>::infinity();
+    ids.push_back(m.insert(b));
+    where.push_back(b);
+  }
+  ASSERT_TRUE(m.check());
+  ASSERT_TRUE(m.subject().stats().grids.empty());
+  for (B& b : where)
+    for (int a = 1; a < D; ++a) {
+      b.min[a] = static_cast<T>(b.min[a] + 0.5);
+      b.max[a] = static_cast<T>(b.max[a] + 0.5);
+    }
+  m.move_batch(ids, where);
+  ASSERT_TRUE(m.check());
+  EXPECT_EQ(m.subject().path_counts().batch_bulk, 0u);
+  EXPECT_EQ(pairs_of(m.subject()).size(), n / 50);
+}
+
 // A bulk move (hash_grids::move of most objects at once) of a batch in slot
 // order does not write the objects' pool positions into their slots;
 // whatever non-const call reads them settles them first (path_counts().settles),

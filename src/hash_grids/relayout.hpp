@@ -129,7 +129,8 @@ bool hash_grids_state<D, T>::bulk_move(std::span<const handle> hs, std::span<con
   const bool fresh = fresh_grids != nullptr;
   const std::size_t n = hs.size();
   checked = 0;
-  if (!active || rebuild_pending || n < tune.bulk_min || n + slots.size() >= npos) return false;
+  // (no grid: every object is kept apart, and pass 1 reads grids[0])
+  if (!active || rebuild_pending || grids.empty() || n < tune.bulk_min || n + slots.size() >= npos) return false;
   std::size_t in_grids = 0;
   for (const grid& g : grids) {
     in_grids += g.objects;
