@@ -85,8 +85,12 @@ def merge_alone(out, sc):
                 if refs and ran(r) and r["pairs_per_step"] != refs[0]["pairs_per_step"]:
                     errors.append(f"{sc}: n={run['n']}: {r['method']} (alone) found pairs per step "
                                   f"{r['pairs_per_step']}, {refs[0]['method']} (lane) found {refs[0]['pairs_per_step']}")
-            # (each row run alone keeps its run's rounds: refresh_benchmarks.sh --rounds)
-            match[0]["results"].extend(dict(r, rounds=run.get("rounds", 1)) for r in run["results"])
+            # (each row run alone keeps its run's rounds, and whether its methods
+            # took turns: refresh_benchmarks.sh --rounds, hhg_bench --interleave;
+            # a row that says so itself, split from a merge, keeps its own)
+            match[0]["results"].extend({"rounds": run.get("rounds", 1),
+                                        "interleaved": run.get("interleaved_turns", 0) > 0, **r}
+                                       for r in run["results"])
         if errors:
             for e in errors:
                 print("merge_bench.py: MISMATCH: " + e, file=sys.stderr)

@@ -31,6 +31,11 @@
 # alone); the hhg-only experiments (factor, update) run alone whole. On 2
 # cores a full refresh takes ~56 min with --lanes 2 --timeout 60 against ~2 h
 # without.
+# The methods run alone run with hhg_bench --interleave: those of a scenario and N
+# at once, one process each, taking turns step by step, so that their ratios
+# compare the same phases of a host whose speed drifts within seconds (stop
+# 76: run one process after another, hhg's variants on the same path came out
+# up to 1.9x apart; stop 77: interleaved, within ~15 %).
 # --rerun-alone (with --lanes): the alone methods again, the lanes kept: each
 # scenario's raw files are split back into the lane's part (merge_bench.py
 # split) and the alone methods run and merge as in a full refresh; the
@@ -150,6 +155,7 @@ print(','.join(map(str, sorted(s))))" "$sizes")
               --json "$to.json.part" --csv "$to.csv.part")
   [ -n "$ms" ] && args+=(--methods "$ms")
   [ "${3:-}" = lane ] || args+=(--rounds "$rounds")  # (the lanes run once)
+  [ "${3:-}" = alone ] && args+=(--interleave)  # (taking turns: below)
   # status 1 = some method disagreed or failed: kept (the notes say which), reported at the end
   "$bench" "${args[@]}" > "$to.txt.part" || status=$?
   [ $status -le 1 ] || { echo "refresh_benchmarks.sh: hhg_bench failed on $sc (status $status)" >&2; return 1; }

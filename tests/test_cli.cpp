@@ -662,6 +662,50 @@ TEST_F(cli, BenchRoundsAlternateTheMethods) {
   EXPECT_EQ(run("bench --rounds 0").status, 2);
 }
 
+// --interleave: the methods of a (scenario, N) run at once, taking turns: the
+// JSON counts the turns the harness gave (each method's setup and each step:
+// methods x (steps + 1); 0 without), and the pairs are those of separate runs.
+// A method over --timeout (its own turns' time) is skipped; the others finish.
+TEST_F(cli, BenchInterleaveTakesTurns) {
+  const fs::path json = dir_ / "interleave.json", plain = dir_ / "plain.json";
+  const cli_result r =
+      run("bench --scenario equal,varied --methods hhg,grid,sap --n 500 --steps 3 --interleave --json " + quote(json));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(contains(r.out, "DIFFER")) << r.out;
+  EXPECT_TRUE(contains(r.err, "equal n=500 grid (interleaved)")) << r.err;
+  const cli_result p =
+      run("bench --scenario equal,varied --methods hhg,grid,sap --n 500 --steps 3 --json " + quote(plain));
+  EXPECT_EQ(p.status, 0) << p.err;
+  const auto j = nlohmann::json::parse(read_file(json));
+  const auto q = nlohmann::json::parse(read_file(plain));
+  ASSERT_EQ(j.size(), 2u);
+  ASSERT_EQ(q.size(), 2u);
+  for (std::size_t k = 0; k < 2; ++k) {
+    EXPECT_EQ(j[k]["interleaved_turns"], 3 * (3 + 1));
+    EXPECT_EQ(q[k]["interleaved_turns"], 0);
+    ASSERT_EQ(j[k]["results"].size(), 3u);
+    for (const auto& row : j[k]["results"]) {
+      EXPECT_EQ(row["note"], "");
+      EXPECT_EQ(row["pairs_per_step"], q[k]["results"][0]["pairs_per_step"]);
+      EXPECT_GT(row["step_ms_median"].get<double>(), 0.0);
+    }
+  }
+  // brute over 2 * 10^4 objects, 100 steps (2 * 10^10 tests), takes far more than 2 s
+  const cli_result slow =
+      run("bench --scenario sparse --methods hhg,brute,grid --n 20000 --steps 100 --timeout 2 "
+          "--interleave --json " +
+          quote(json));
+  EXPECT_EQ(slow.status, 0) << slow.err;
+  EXPECT_TRUE(contains(slow.out, "skipped: timed out after 2 s")) << slow.out;
+  const auto s = nlohmann::json::parse(read_file(json));
+  ASSERT_EQ(s.size(), 1u);
+  for (const auto& row : s[0]["results"])
+    if (row["method"] != "brute") {
+      EXPECT_EQ(row["note"], "") << row["method"];
+    }
+  EXPECT_GT(s[0]["interleaved_turns"].get<int>(), 2 * (100 + 1));  // (and brute's turns until its time ran out)
+}
+
 // --- hostile input (issue 5): big and malformed files ------------------------------
 
 // 200 000 lines: the pair count equals an independent count (cubes of edge 0.5

@@ -92,10 +92,11 @@ struct bench_options {
   std::string json, csv;
   bool skip_header = false;
   bool quick = false;
-  unsigned timeout = 120;  // seconds per (scenario, N, method) run
-  std::string boxes;       // --boxes FILE: a box file instead of the scenarios
-  double motion = -1;      // --motion F (with --boxes); < 0: not given (0.2 with --steps)
-  unsigned rounds = 1;     // --rounds R: every (scenario, N) runs its methods R times, alternately
+  unsigned timeout = 120;   // seconds per (scenario, N, method) run
+  std::string boxes;        // --boxes FILE: a box file instead of the scenarios
+  double motion = -1;       // --motion F (with --boxes); < 0: not given (0.2 with --steps)
+  unsigned rounds = 1;      // --rounds R: every (scenario, N) runs its methods R times, alternately
+  bool interleave = false;  // --interleave: the methods of a (scenario, N) at once, taking turns step by step
 };
 CLI::App* add_bench_command(CLI::App& app, bench_options& o);
 int bench_command(const bench_options& o);

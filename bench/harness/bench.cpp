@@ -9,6 +9,7 @@
 // reused vector; timed). Medians and maxima over the steps after 2 warm-up
 // steps. Pairs per step must agree across methods: a mismatch is reported and
 // gives exit status 1. See docs/benchmarks/README.md.
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -79,6 +80,24 @@ double ms(clock_type::time_point a, clock_type::time_point b) {
 
 using hhg::bench::move_boxes;
 
+/// --interleave, the child's side: the methods of one scenario and N run at
+/// once, each in its own process (run_group), and each waits here for its turn
+/// before every timed part (its setup; each step, the scene's motion
+/// included), so that one runs at a time and every method's steps see the
+/// same phases of a host whose speed drifts. A turn ends at the next wait, or
+/// when the child's result line comes (it has freed its memory then: the pipe
+/// closes at exit). Inactive (-1) otherwise.
+struct turn_gate {
+  int ask = -1;  // child -> parent: 'w' (waiting for a turn), then the result line
+  int go = -1;   // parent -> child: 'g' (the turn)
+  void wait() const {
+    if (ask < 0) return;
+    char c = 'w';
+    if (write(ask, &c, 1) != 1 || read(go, &c, 1) != 1) _exit(1);  // (the parent is gone)
+  }
+};
+turn_gate gate;
+
 /// Memory and counters at the end of a run.
 template <class M>
 void finish(const M& m, const peak_meter& memory, std::size_t handles, std::size_t most_pairs, result& res) {
@@ -112,6 +131,7 @@ result measure(M m, const std::string& scenario, std::size_t n, std::size_t step
   warm_memory(n * kWarmBytesPerObject);  // (a VM's host faults out of the setup: peak_memory.hpp)
   // (and the input's translations back)
   touch_pages(scene.boxes().data(), scene.boxes().size() * sizeof(scene.boxes()[0]));
+  gate.wait();
   peak_meter memory;
   memory.start();
   const auto t0 = clock_type::now();
@@ -123,6 +143,7 @@ result measure(M m, const std::string& scenario, std::size_t n, std::size_t step
   std::size_t most_pairs = pairs.size();
   std::vector<double> up, det, st, pc;
   for (std::size_t s = 1; s <= steps; ++s) {
+    gate.wait();
     scene.step();
     const auto a = clock_type::now();
     move_boxes(m, hs, scene.boxes());  // (the batch form where there is one)
@@ -166,6 +187,7 @@ result measure_boxes(M m, const std::vector<typename M::box_type>& start, std::s
   res.n = start.size();
   res.steps = steps;
   warm_memory(start.size() * kWarmBytesPerObject);  // (as in measure)
+  gate.wait();
   peak_meter memory;
   memory.start();
   std::vector<B> boxes = start;
@@ -199,6 +221,7 @@ result measure_boxes(M m, const std::vector<typename M::box_type>& start, std::s
   }
   std::vector<double> up, det, st, pc;
   for (std::size_t s = 1; s <= steps; ++s) {
+    gate.wait();
     for (std::size_t i = 0; i < boxes.size(); ++i)
       for (int k = 0; k < D; ++k) {
         const double v = velocity[i * D + k];
@@ -347,11 +370,23 @@ result run_boxes_child(const std::string& method, const std::vector<box<D, doubl
   });
 }
 
-/// Runs `body` in a child process (fork), so no run inherits another's heap;
+/// A run in a child process (fork), so that no run inherits another's heap:
 /// the child reports its result as one line through a pipe.
-std::optional<result> run_isolated(const std::function<result()>& body, unsigned timeout_s, std::string& error) {
-  int fd[2];
-  if (pipe(fd) != 0) {
+struct child {
+  pid_t pid = -1;
+  int out = -1;  // the child's output (with turns: a 'w' a turn, then the line)
+  int go = -1;   // with turns: the parent's 'g'
+  std::string text;
+};
+
+/// Starts `body` in a child that gets `timeout_s` seconds (killed then, and
+/// reported as timed out); with `turns`, the child waits for a turn before each
+/// timed part (turn_gate). `others`: the children started before, whose ends
+/// of the pipes the new one closes.
+std::optional<child> spawn(const std::function<result()>& body, unsigned timeout_s, bool turns,
+                           const std::vector<child>& others, std::string& error) {
+  int out[2], go[2] = {-1, -1};
+  if (pipe(out) != 0 || (turns && pipe(go) != 0)) {
     error = "pipe failed";
     return std::nullopt;
   }
@@ -362,7 +397,15 @@ std::optional<result> run_isolated(const std::function<result()>& body, unsigned
     return std::nullopt;
   }
   if (pid == 0) {
-    close(fd[0]);
+    for (const child& o : others) {
+      close(o.out);
+      if (o.go >= 0) close(o.go);
+    }
+    close(out[0]);
+    if (turns) {
+      close(go[1]);
+      gate = {out[1], go[0]};
+    }
     alarm(timeout_s);  // a run that takes longer is killed and reported as timed out
     int code = 0;
     std::string line;
@@ -375,35 +418,115 @@ std::optional<result> run_isolated(const std::function<result()>& body, unsigned
     const char* p = line.data();
     std::size_t left = line.size();
     while (left > 0) {
-      const ssize_t w = write(fd[1], p, left);
+      const ssize_t w = write(out[1], p, left);
       if (w <= 0) break;
       p += w;
       left -= static_cast<std::size_t>(w);
     }
-    close(fd[1]);
+    close(out[1]);
     _exit(code);
   }
-  close(fd[1]);
-  std::string text;
+  close(out[1]);
+  if (turns) close(go[0]);
+  return child{pid, out[0], turns ? go[1] : -1, {}};
+}
+
+/// Reads the rest of the child's line, waits for its end and decodes it.
+std::optional<result> reap(child& c, unsigned timeout_s, std::string& error) {
   char buf[4096];
   for (;;) {
-    const ssize_t r = read(fd[0], buf, sizeof buf);
+    const ssize_t r = read(c.out, buf, sizeof buf);
     if (r <= 0) break;
-    text.append(buf, static_cast<std::size_t>(r));
+    c.text.append(buf, static_cast<std::size_t>(r));
   }
-  close(fd[0]);
+  close(c.out);
+  if (c.go >= 0) close(c.go);
   int status = 0;
-  waitpid(pid, &status, 0);
+  waitpid(c.pid, &status, 0);
   result res;
   if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
     error = "timed out after " + std::to_string(timeout_s) + " s";
     return std::nullopt;
   }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !decode(text, res)) {
-    error = text.empty() ? "the run crashed" : text.substr(0, text.find('\n'));
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !decode(c.text, res)) {
+    error = c.text.empty() ? "the run crashed" : c.text.substr(0, c.text.find('\n'));
     return std::nullopt;
   }
   return res;
+}
+
+/// Runs `body` in a child process and waits for its result.
+std::optional<result> run_isolated(const std::function<result()>& body, unsigned timeout_s, std::string& error) {
+  std::optional<child> c = spawn(body, timeout_s, false, {}, error);
+  if (!c) return std::nullopt;
+  return reap(*c, timeout_s, error);
+}
+
+/// --interleave: the bodies at once, one child each, taking turns (turn_gate):
+/// every child's setup, then every child's first step, and so on, the first
+/// of each round of turns rotating (child t % n at turn t), so that no method
+/// always follows the same one. A child's `timeout_s` counts the time of its
+/// own turns (and of making its scene, which the children do at once, before
+/// the first turn); past it, the child is killed and reported as timed out.
+/// `turns` counts the turns given. A child that ends (its line, a crash, its
+/// time) leaves the rotation; the others go on.
+std::vector<std::optional<result>> run_group(const std::vector<std::function<result()>>& bodies, unsigned timeout_s,
+                                             std::vector<std::string>& errors, std::size_t& turns) {
+  const std::size_t g = bodies.size();
+  std::vector<std::optional<result>> results(g);
+  errors.assign(g, {});
+  // a write to a child that died waiting fails with EPIPE instead of killing the harness
+  struct sigaction ignore = {}, old = {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ignore, &old);
+  // the children's own alarm: a backstop for a harness that stops giving turns
+  const auto backstop = static_cast<unsigned>(std::min<std::size_t>(std::size_t{timeout_s} * (g + 1), 86400u * 30));
+  std::vector<child> kids;
+  std::vector<std::size_t> body_of;
+  for (std::size_t i = 0; i < g; ++i)
+    if (std::optional<child> c = spawn(bodies[i], backstop, true, kids, errors[i])) {
+      kids.push_back(std::move(*c));
+      body_of.push_back(i);
+    }
+  std::vector<double> left(kids.size(), 1000.0 * timeout_s);  // ms of turns each child has left
+  std::vector<char> live(kids.size(), 1);
+  // Child k's answer to a turn, within its time left: 'w' (waiting for the
+  // next) keeps it in the rotation; else it has ended: the first byte of its
+  // line, nothing (it died), or its time ran out (killed here).
+  auto answer = [&](std::size_t k) {
+    child& c = kids[k];
+    const auto t0 = clock_type::now();
+    pollfd p{c.out, POLLIN, 0};
+    int ready;
+    do {
+      ready = poll(&p, 1, static_cast<int>(std::max(left[k], 0.0)) + 1);
+    } while (ready < 0 && errno == EINTR);
+    left[k] -= ms(t0, clock_type::now());
+    char b = 0;
+    if (ready == 0 || left[k] < 0) {
+      kill(c.pid, SIGKILL);
+      c.text.clear();
+      reap(c, timeout_s, errors[body_of[k]]);
+      errors[body_of[k]] = "timed out after " + std::to_string(timeout_s) + " s";
+    } else if (read(c.out, &b, 1) == 1 && b == 'w') {
+      return;
+    } else {
+      if (b != 0) c.text.push_back(b);
+      results[body_of[k]] = reap(c, timeout_s, errors[body_of[k]]);
+    }
+    live[k] = 0;
+  };
+  for (std::size_t k = 0; k < kids.size(); ++k) answer(k);  // each ready: its scene made (untimed, all at once)
+  for (std::size_t t = 0; std::find(live.begin(), live.end(), 1) != live.end(); ++t)
+    for (std::size_t j = 0; j < kids.size(); ++j) {
+      const std::size_t k = (t + j) % kids.size();
+      if (!live[k]) continue;
+      const char go = 'g';
+      if (write(kids[k].go, &go, 1) == 1) ++turns;
+      answer(k);  // (a child that died waiting: its end)
+    }
+  sigaction(SIGPIPE, &old, nullptr);
+  return results;
 }
 
 std::string cpu_model() {
@@ -510,6 +633,10 @@ CLI::App* add_bench_command(CLI::App& app, bench_options& o) {
                   "and report each method's median round: on a host whose speed drifts, the ratios then compare "
                   "the same phases (default 1)")
       ->check(integer_in(1, 1000));
+  sub->add_flag("--interleave", o.interleave,
+                "Run the methods of each scenario and N at once, each in its own process, taking turns: every "
+                "method's setup, then every method's first step, and so on, so that all of them see the same phases "
+                "of a host whose speed drifts");
   add_threads_option(sub, o.threads);
   return sub;
 }
@@ -674,14 +801,14 @@ int bench_command(const bench_options& o) {
   const bool one_shot = steps == 0;
   auto key_time = [&](const result& r) { return one_shot ? r.setup_ms : r.step_med; };
   for (const auto& j : jobs) total += j.methods.size() * ns.size() * rounds;
+  std::map<std::pair<std::string, std::size_t>, std::size_t> turns_of;  // --interleave: turns given per (scenario, n)
   for (const auto& j : jobs) {
     // a method that timed out at some size is not run at larger ones (it would only time out again)
     std::map<std::string, std::size_t> timed_out_at;
     for (std::size_t n : ns) {
-      // One run of method m (a child process), or the reason it did not run.
-      auto run_method = [&](const std::string& m, std::size_t round) {
+      // Run m? Its row with the reason if not (r.note), else r with the names.
+      auto prepare = [&](const std::string& m, std::size_t round, result& r) {
         ++done;
-        result r;
         r.method = m;
         r.scenario = j.label;
         r.n = n;
@@ -689,50 +816,75 @@ int bench_command(const bench_options& o) {
         const auto slow = timed_out_at.find(m);
         if (std::string why = skip_reason(m, j.scenario, n); !why.empty()) {  // (j.scenario is "" for --boxes)
           r.note = why;
-        } else if (slow != timed_out_at.end() && slow->second < n) {
-          r.note = "skipped: timed out after " + std::to_string(o.timeout) + " s at n=" + std::to_string(slow->second);
-        } else {
-          const std::string of_rounds =
-              rounds > 1 ? " (round " + std::to_string(round + 1) + "/" + std::to_string(rounds) + ")" : "";
-          std::fprintf(stderr, "hhg bench: [%zu/%zu] %s n=%zu %s%s ...\n", done, total, j.label.c_str(), n, m.c_str(),
-                       of_rounds.c_str());
-          std::string error;
-          const std::function<result()> body = [&]() -> result {
-            if (!file_mode) return run_child(m, j.scenario, n, steps, o.seed, o.threads);
-            return file.dim == 2 ? run_boxes_child<2>(m, file.boxes2, steps, motion, o.seed, o.threads)
-                                 : run_boxes_child<3>(m, file.boxes3, steps, motion, o.seed, o.threads);
-          };
-          if (auto got = run_isolated(body, o.timeout, error)) {
-            const std::string label = r.scenario;
-            r = *got;
-            r.method = m;
-            r.scenario = label;
-            r.n = n;
-            r.steps = steps;
-          } else if (error.rfind("timed out", 0) == 0) {
-            r.note = "skipped: " + error;  // too slow for this size: noted, not an error
-            timed_out_at.emplace(m, n);
-          } else {
-            r.note = "failed: " + error;
-            mismatch = true;
-          }
+          return false;
         }
-        return r;
+        if (slow != timed_out_at.end() && slow->second < n) {
+          r.note = "skipped: timed out after " + std::to_string(o.timeout) + " s at n=" + std::to_string(slow->second);
+          return false;
+        }
+        const std::string of_rounds =
+            rounds > 1 ? " (round " + std::to_string(round + 1) + "/" + std::to_string(rounds) + ")" : "";
+        std::fprintf(stderr, "hhg bench: [%zu/%zu] %s n=%zu %s%s%s ...\n", done, total, j.label.c_str(), n, m.c_str(),
+                     of_rounds.c_str(), o.interleave ? " (interleaved)" : "");
+        return true;
+      };
+      auto body_of = [&](const std::string& m) -> std::function<result()> {
+        return [&, m]() -> result {
+          if (!file_mode) return run_child(m, j.scenario, n, steps, o.seed, o.threads);
+          return file.dim == 2 ? run_boxes_child<2>(m, file.boxes2, steps, motion, o.seed, o.threads)
+                               : run_boxes_child<3>(m, file.boxes3, steps, motion, o.seed, o.threads);
+        };
+      };
+      // The row of a run that ended: its result, or why not.
+      auto settle = [&](const std::string& m, std::optional<result> got, const std::string& error, result& r) {
+        if (got) {
+          const std::string label = r.scenario;
+          r = *got;
+          r.method = m;
+          r.scenario = label;
+          r.n = n;
+          r.steps = steps;
+        } else if (error.rfind("timed out", 0) == 0) {
+          r.note = "skipped: " + error;  // too slow for this size: noted, not an error
+          timed_out_at.emplace(m, n);
+        } else {
+          r.note = "failed: " + error;
+          mismatch = true;
+        }
       };
       // Rounds: forward, backward, forward, ... so that each method's runs
       // sit next to the others' in time. A method that did not run in a
-      // round (skipped, timed out, failed) is not run again at this N.
+      // round (skipped, timed out, failed) is not run again at this N. With
+      // --interleave, a round's methods run at once, taking turns (run_group).
       const std::size_t nm = j.methods.size();
       std::vector<std::vector<result>> runs(nm);
-      for (std::size_t round = 0; round < rounds; ++round)
+      for (std::size_t round = 0; round < rounds; ++round) {
+        std::vector<std::size_t> group;  // the methods of the round that run, in its order
         for (std::size_t k = 0; k < nm; ++k) {
           const std::size_t i = round % 2 == 0 ? k : nm - 1 - k;
           if (!runs[i].empty() && !ran(runs[i].back())) {
             done += 1;
             continue;
           }
-          runs[i].push_back(run_method(j.methods[i], round));
+          result r;
+          if (prepare(j.methods[i], round, r)) group.push_back(i);
+          runs[i].push_back(r);
         }
+        if (o.interleave) {
+          std::vector<std::function<result()>> bodies;
+          for (const std::size_t i : group) bodies.push_back(body_of(j.methods[i]));
+          std::vector<std::string> errors;
+          const std::vector<std::optional<result>> got = run_group(bodies, o.timeout, errors, turns_of[{j.label, n}]);
+          for (std::size_t k = 0; k < group.size(); ++k)
+            settle(j.methods[group[k]], got[k], errors[k], runs[group[k]].back());
+        } else {
+          for (const std::size_t i : group) {
+            std::string error;
+            std::optional<result> got = run_isolated(body_of(j.methods[i]), o.timeout, error);
+            settle(j.methods[i], std::move(got), error, runs[i].back());
+          }
+        }
+      }
       // Each method's median round by key_time, whole: its setup, memory and
       // counts are that run's. Every round of every method must find the same
       // pairs as the first method's first round. A round that failed (not a
@@ -874,6 +1026,7 @@ int bench_command(const bench_options& o) {
           {"n", results[i].n},
           {"steps", steps},
           {"rounds", rounds},
+          {"interleaved_turns", turns_of[{results[i].scenario, results[i].n}]},
           {"seed", o.seed},
           {"threads", o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency())},
           {"machine", machine},

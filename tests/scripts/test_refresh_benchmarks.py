@@ -15,7 +15,8 @@ then checks:
   - results.json / results.csv / summary.md hold every run, in one order;
   - a second refresh on the same output runs nothing (the resume);
   - --rerun-alone runs the alone methods again and keeps the lanes' runs;
-    with --rounds 2 they run two rounds each and their rows say so;
+    with --rounds 2 they run two rounds each and their rows say so, and
+    that they took turns (hhg_bench --interleave);
     a scenario that ran alone whole (no lane runs) runs whole again;
   - one scenario re-run (its raw files deleted, --scenarios naming it) keeps
     every other scenario in the merge, and raw CSVs of an older hhg_bench
@@ -141,6 +142,7 @@ def main():
     check("(alone) at N" in re_alone.stderr and "(lane) at N" not in re_alone.stderr,
           f"only the alone methods ran: {re_alone.stderr}")
     check("(round 2/2)" in re_alone.stderr, f"the alone methods ran two rounds: {re_alone.stderr}")
+    check("(interleaved)" in re_alone.stderr, f"the alone methods took turns: {re_alone.stderr}")
     check(sorted(os.listdir(os.path.join(out, "raw"))) == raw, "raw/ holds the same files, no parts")
     rerun_runs = json.loads(read(os.path.join(out, "results.json")))
     check([(r["scenario"], r["n"]) for r in rerun_runs] == [(r["scenario"], r["n"]) for r in runs], "the same runs")
@@ -153,6 +155,9 @@ def main():
         check(all(r["rounds"] == 2 for r in new["results"] if r["method"] in ALONE)
               and all(r.get("rounds", 1) == 1 for r in old["results"]) and new["rounds"] == 1,
               f"{old['scenario']} n={old['n']}: the rows run alone say their two rounds, the lane's run its one")
+        check(all(r["interleaved"] is True for r in new["results"] if r["method"] in ALONE)
+              and all("interleaved" not in r for r in new["results"] if r["method"] in LANE),
+              f"{old['scenario']} n={old['n']}: the rows run alone took turns (hhg_bench --interleave), the lane's not")
         check("run alone afterwards" in read(os.path.join(out, "raw", old["scenario"] + ".txt")), "the alone tables")
     for sc in labels:
         text = read(os.path.join(out, "raw", sc + ".txt"))
