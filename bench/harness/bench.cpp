@@ -464,8 +464,8 @@ std::optional<result> run_isolated(const std::function<result()>& body, unsigned
 
 /// --interleave: the bodies at once, one child each, taking turns (turn_gate):
 /// every child's setup, then every child's first step, and so on, the first
-/// of each round of turns rotating (child t % n at turn t), so that no method
-/// always follows the same one. A child's `timeout_s` counts the time of its
+/// of each round of turns rotating (child t % n at turn t) and every other
+/// round backward, so that no method always follows the same one. A child's `timeout_s` counts the time of its
 /// own turns (and of making its scene, which the children do at once, before
 /// the first turn); past it, the child is killed and reported as timed out.
 /// `turns` counts the turns given. A child that ends (its line, a crash, its
@@ -517,9 +517,10 @@ std::vector<std::optional<result>> run_group(const std::vector<std::function<res
     live[k] = 0;
   };
   for (std::size_t k = 0; k < kids.size(); ++k) answer(k);  // each ready: its scene made (untimed, all at once)
+  const std::size_t nk = kids.size();
   for (std::size_t t = 0; std::find(live.begin(), live.end(), 1) != live.end(); ++t)
-    for (std::size_t j = 0; j < kids.size(); ++j) {
-      const std::size_t k = (t + j) % kids.size();
+    for (std::size_t j = 0; j < nk; ++j) {
+      const std::size_t k = t % 2 == 0 ? (t + j) % nk : (t + nk - j) % nk;
       if (!live[k]) continue;
       const char go = 'g';
       if (write(kids[k].go, &go, 1) == 1) ++turns;
