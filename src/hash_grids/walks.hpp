@@ -346,20 +346,22 @@ struct grid_walks : grid_types<D, T> {
         // gathered as byte offsets into the pool (sixteen at a time, no
         // branches), after room for the group's own objects (test_cell reads
         // those from the cell); then one loop tests them all (test_cell).
-        // (the lengths first, so that the room is checked once a group, not
-        // once a stretch)
-        std::array<std::uint32_t, 1 + 4 * kRows> lens;
+        // (the room checked once a group, not once a stretch, against every
+        // stretch, reached or not: a bound. Until stop 77 the reached
+        // lengths went into an array first, a loop that g++ 12 vectorizes
+        // with AVX2 (-march=native: a variable shift per lane), and the
+        // walk then read them back one by one: detection of 10^6 equal
+        // cubes 1.6-1.8x slower than the SSE2 build in this host's fast
+        // phases; docs/hash_grids.md, Ordered walk.)
         auto test_group = [&](std::uint32_t first, std::uint32_t m, std::uint32_t reach, std::uint32_t later) {
           std::size_t room = m + later + 16;  // (+ 16: gather_offsets writes 16 from where it starts)
-          for (std::size_t s = 0; s < ns; ++s) {
-            lens[s] = (sp[s].hi - sp[s].lo) & (0u - ((reach >> sp[s].need) & 1u));
-            room += lens[s];
-          }
+          for (std::size_t s = 0; s < ns; ++s) room += sp[s].hi - sp[s].lo;
           if (room > w.gathered.size()) [[unlikely]]
             w.gathered.resize(2 * room);
           std::uint32_t* out = w.gathered.data() + m;
           if (later > 0) W::gather_offsets(out, oc.block + first + m, later);
-          for (std::size_t s = 0; s < ns; ++s) W::gather_offsets(out, sp[s].lo, lens[s]);
+          for (std::size_t s = 0; s < ns; ++s)
+            W::gather_offsets(out, sp[s].lo, (sp[s].hi - sp[s].lo) & (0u - ((reach >> sp[s].need) & 1u)));
           const auto total = static_cast<std::uint32_t>(out - w.gathered.data());
           // every test writes its pair to found, and a hit keeps it: no
           // branch on the outcome
