@@ -385,17 +385,17 @@ struct child {
 /// of the pipes the new one closes.
 std::optional<child> spawn(const std::function<result()>& body, unsigned timeout_s, bool turns,
                            const std::vector<child>& others, std::string& error) {
-  int out[2], go[2] = {-1, -1};
-  if (pipe(out) != 0 || (turns && pipe(go) != 0)) {
-    error = "pipe failed";
+  int out[2] = {-1, -1}, go[2] = {-1, -1};
+  const auto fail = [&](const char* why) {  // (no descriptor left open)
+    for (const int fd : {out[0], out[1], go[0], go[1]})
+      if (fd >= 0) close(fd);
+    error = why;
     return std::nullopt;
-  }
+  };
+  if (pipe(out) != 0 || (turns && pipe(go) != 0)) return fail("pipe failed");
   std::fflush(nullptr);
   const pid_t pid = fork();
-  if (pid < 0) {
-    error = "fork failed";
-    return std::nullopt;
-  }
+  if (pid < 0) return fail("fork failed");
   if (pid == 0) {
     for (const child& o : others) {
       close(o.out);
