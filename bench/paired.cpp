@@ -7,6 +7,9 @@
 // many steps A was the faster. The issue-19 targets this checks:
 //   hhg_paired 1000000 16 coherent equal      (coherent <= 1x equal cubes)
 //   hhg_paired 1000000 16 varied varied:grid  (varied <= 0.5x the strong grid)
+// and a second build of the hash grid against this one (method hhg-other,
+// built with HHG_BENCH_OTHER_FLAGS, default -march=native; bench/other_build):
+//   hhg_paired 1000000 10 varied:hhg-other varied
 // Usage: hhg_paired [N] [steps] [A] [B] [seed]; a lane is scenario[:method]
 // (method default hhg; names as in `hhg bench`). When both lanes have the same
 // scenario, their pair counts must agree every step (exit 1 if not).
@@ -17,10 +20,14 @@
 #include <exception>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "harness/batch.hpp"
+#ifdef HHG_OTHER_BUILD
+#include "other_build.hpp"
+#endif
 #include "hhg/methods.hpp"
 #include "hhg/scenes.hpp"
 
@@ -77,11 +84,52 @@ struct method_lane final : lane {
   }
 };
 
+#ifdef HHG_OTHER_BUILD
+// The hash grid of the second build (bench/other_build): the same steps as
+// method_lane's for hhg, through the other build's plain interface.
+struct other_lane final : lane {
+  hhg::scenes::thesis_scenario<3, double> scene;
+  other_build::grid* g = nullptr;
+  other_lane(const std::string& s, std::size_t n, std::uint64_t seed)
+      : scene(hhg::scenes::named_scenario_params(s, n, seed)) {
+    scenario = s;
+    method = "hhg-other";
+    const std::vector<box3> huge = hhg::scenes::find_named_scenario(s).huge_statics
+                                       ? hhg::scenes::huge_static_boxes(scene, seed)
+                                       : std::vector<box3>{};
+    g = other_build::create(raw(scene.boxes().data()), scene.boxes().size(), raw(huge.data()), huge.size());
+  }
+  ~other_lane() override { other_build::destroy(g); }
+  other_lane(const other_lane&) = delete;
+  other_lane& operator=(const other_lane&) = delete;
+  static const double* raw(const box3* b) { return reinterpret_cast<const double*>(b); }
+  void move_scene() override { scene.step(); }
+  std::size_t timed_step(bool keep) override {
+    double u = 0, d = 0;
+    const std::size_t pairs = other_build::step(g, raw(scene.boxes().data()), scene.boxes().size(), &u, &d);
+    if (keep) {
+      update.push_back(u);
+      detect.push_back(d);
+      step.push_back(u + d);
+    }
+    return pairs;
+  }
+};
+#endif
+
 std::unique_ptr<lane> make_lane(const std::string& spec, std::size_t n, std::uint64_t seed) {
   const std::size_t colon = spec.find(':');
   const std::string s = spec.substr(0, colon);
   const std::string method = colon == std::string::npos ? "hhg" : spec.substr(colon + 1);
   hhg::scenes::find_named_scenario(s);  // (throws, naming the scenarios, before any work)
+  if (method == "hhg-other") {
+#ifdef HHG_OTHER_BUILD
+    std::printf("hhg-other: the hash grid built with %s\n", other_build::flags());
+    return std::make_unique<other_lane>(s, n, seed);
+#else
+    throw std::invalid_argument("hhg-other: this hhg_paired has no second build (HHG_BENCH_OTHER_FLAGS was empty)");
+#endif
+  }
   return hhg::all_methods::with<3, double>(method, [&]<class M>(std::type_identity<M>) -> std::unique_ptr<lane> {
     return std::make_unique<method_lane<M>>(s, n, seed);
   });
@@ -122,7 +170,7 @@ int main(int argc, char** argv) try {
     }
   }
   for (const lane* l : {a.get(), b.get()})
-    std::printf("%-12s %-6s update %7.1f  detect %7.1f  step %7.1f ms  (%.0f ns/object)\n", l->scenario.c_str(),
+    std::printf("%-12s %-9s update %7.1f  detect %7.1f  step %7.1f ms  (%.0f ns/object)\n", l->scenario.c_str(),
                 l->method.c_str(), median(l->update), median(l->detect), median(l->step),
                 median(l->step) * 1e6 / static_cast<double>(n));
   std::printf("A/B: ratio of step medians %.3f, median of step ratios %.3f, A faster in %zu of %zu steps (N=%zu)\n",
