@@ -4,12 +4,13 @@
 #     library's sources compiled without SSE2 (the portable fallbacks), and
 #     `hhg bench --quick` (every method on the thesis scenarios; pairs must agree);
 #  2. AddressSanitizer + UndefinedBehaviorSanitizer build with clang (no
-#     recovery; for x86-64-v3, AVX2 and FMA, where the CPU runs it) and libstdc++'s checked indexing (_GLIBCXX_ASSERTIONS: an
-#     index past a vector's end aborts even where the optimizer moved or
-#     dropped the read, as v[0] of an empty vector whose fields are read
-#     late), the whole test suite again (the benchmark programs are not
-#     built: stage 1 tests them; the MPI test programs run at 2 and 4 ranks,
-#     stage 1 runs them at 1-4), and the libFuzzer target (stage 4);
+#     recovery; for x86-64-v3, AVX2 and FMA, where the CPU runs it) and
+#     libstdc++'s checked indexing (_GLIBCXX_ASSERTIONS: an index past a
+#     vector's end aborts even where the optimizer moved or dropped the read,
+#     as v[0] of an empty vector whose fields are read late), the whole test
+#     suite again (the benchmark programs are not built: stage 1 tests them;
+#     the MPI test programs run at 2 and 4 ranks, stage 1 runs them at 1-4),
+#     and the libFuzzer target (stage 4);
 #  3. ThreadSanitizer build, the tests that run threads (names with
 #     "Threads" or "Concurrent"; only their files are built);
 #  4. libFuzzer against the brute-force model, a short run

@@ -2,6 +2,7 @@
 #include "other_build.hpp"
 
 #include <chrono>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -19,11 +20,11 @@ struct grid {
 };
 
 grid* create(const double* boxes, std::size_t n, const double* more, std::size_t k) {
-  auto* s = new grid;
+  auto s = std::make_unique<grid>();  // (freed if an insert throws)
   s->hs = s->g.insert(std::span<const box3>(reinterpret_cast<const box3*>(boxes), n));
   for (std::size_t i = 0; i < k; ++i) s->g.insert(reinterpret_cast<const box3*>(more)[i]);
   s->g.find_pairs(s->pairs);
-  return s;
+  return s.release();
 }
 
 std::size_t step(grid* s, const double* boxes, std::size_t n, double* update_ms, double* detect_ms) {
