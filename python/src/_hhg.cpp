@@ -85,15 +85,34 @@ hhg::executor* pool_for(unsigned workers) {
   return p;
 }
 
+/// An integer argument: a Python int or a numpy integer (anything with
+/// __index__), not a bool. false when v is not one; `fits` false when it does
+/// not fit in a long long (x is then 0). Casting to long long first raised
+/// pybind11's RuntimeError ("Unable to cast") for ints past 2^63.
+bool int_arg(const py::handle& v, long long& x, bool& fits) {
+  x = 0;
+  fits = true;
+  if (PyBool_Check(v.ptr()) || !PyIndex_Check(v.ptr())) return false;
+  const auto i = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
+  if (!i) {  // (numpy's bool_ refuses __index__)
+    PyErr_Clear();
+    return false;
+  }
+  int overflow = 0;
+  x = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+  if (overflow != 0) x = 0, fits = false;
+  return true;
+}
+
 /// None or -1: every core; n >= 1: n workers (1 = the calling thread only).
 unsigned parse_workers(const py::object& w) {
   if (w.is_none()) return hhg::thread_pool::cores();
-  if (!py::isinstance<py::int_>(w) || py::isinstance<py::bool_>(w))
-    throw py::type_error("workers must be None or an int");
-  const long long n = w.cast<long long>();
-  if (n == -1) return hhg::thread_pool::cores();
-  if (n < 1 || n > 4096)
-    throw py::value_error("workers must be None, -1 or between 1 and 4096, got " + std::to_string(n));
+  long long n = 0;
+  bool fits = true;
+  if (!int_arg(w, n, fits)) throw py::type_error("workers must be None or an int");
+  if (fits && n == -1) return hhg::thread_pool::cores();
+  if (!fits || n < 1 || n > 4096)
+    throw py::value_error("workers must be None, -1 or between 1 and 4096, got " + py::repr(w).cast<std::string>());
   return static_cast<unsigned>(n);
 }
 
@@ -115,7 +134,9 @@ carray<T> as_array(const py::handle& obj, const char* what) {
   py::array a = py::array::ensure(obj);
   if (!a) throw py::type_error(std::string(what) + " must be an array of numbers");
   const char kind = a.dtype().kind();
-  const bool ok = std::is_integral_v<T> ? (kind == 'i' || kind == 'u') : (kind == 'f' || kind == 'i' || kind == 'u');
+  // (an empty list is a float array to numpy: empty, it is ids as well)
+  const bool ok = std::is_integral_v<T> ? (kind == 'i' || kind == 'u' || (kind == 'f' && a.size() == 0))
+                                        : (kind == 'f' || kind == 'i' || kind == 'u');
   if (!ok)
     throw py::type_error(std::string(what) + " must be an array of " +
                          (std::is_integral_v<T> ? "integers" : "real numbers") + ", got dtype " +
@@ -572,10 +593,11 @@ std::unique_ptr<structure> make_structure(const std::string& method, int dim, in
 // ------------------------------------------------------------- config -------
 
 std::uint32_t u32_field(const std::string& key, const py::handle& v) {
-  if (!py::isinstance<py::int_>(v) || py::isinstance<py::bool_>(v)) throw py::type_error(key + " must be an int");
-  const long long x = v.cast<long long>();
-  if (x < 0 || x > static_cast<long long>(std::numeric_limits<std::uint32_t>::max()))
-    throw hhg::error(hhg::errc::bad_config, key + " = " + std::to_string(x) + " is out of range");
+  long long x = 0;
+  bool fits = true;
+  if (!int_arg(v, x, fits)) throw py::type_error(key + " must be an int");
+  if (!fits || x < 0 || x > static_cast<long long>(std::numeric_limits<std::uint32_t>::max()))
+    throw hhg::error(hhg::errc::bad_config, key + " = " + py::repr(v).cast<std::string>() + " is out of range");
   return static_cast<std::uint32_t>(x);
 }
 
@@ -592,7 +614,7 @@ hhg::config parse_config(const py::kwargs& kw) {
       if (!py::isinstance<py::bool_>(v)) throw py::type_error("adaptive_factor must be a bool");
       c.adaptive_factor = v.cast<bool>();
     } else if (key == "initial_cells") {
-      if (py::isinstance<py::int_>(v)) {
+      if (PyIndex_Check(v.ptr())) {
         const std::uint32_t n = u32_field(key, v);
         c.initial_cells = {n, n, n};
       } else {
@@ -616,10 +638,12 @@ hhg::config parse_config(const py::kwargs& kw) {
       if (v.is_none()) {
         c.activation_threshold = std::numeric_limits<std::size_t>::max();
       } else {
-        if (!py::isinstance<py::int_>(v) || py::isinstance<py::bool_>(v))
-          throw py::type_error("activation_threshold must be an int or None");
-        const long long x = v.cast<long long>();
-        if (x < 0) throw hhg::error(hhg::errc::bad_config, "activation_threshold must be >= 0 (None: never)");
+        long long x = 0;
+        bool fits = true;
+        if (!int_arg(v, x, fits)) throw py::type_error("activation_threshold must be an int or None");
+        if (!fits || x < 0)
+          throw hhg::error(hhg::errc::bad_config, "activation_threshold = " + py::repr(v).cast<std::string>() +
+                                                      " is out of range (0 to 2^63 - 1; None: never)");
         c.activation_threshold = static_cast<std::size_t>(x);
       }
     } else if (key == "cell_capacity") {
@@ -870,6 +894,10 @@ class py_hash_grids : public py_structure {
       auto a = as_matrix<T>(points, dim(), "points", "(Q, dim)");
       const auto n = static_cast<std::size_t>(a.shape(0));
       const auto kk = static_cast<std::size_t>(k);
+      // (Q k wrapped around for a huge k, and the writes went past empty buffers)
+      if (kk != 0 && n > std::numeric_limits<py::ssize_t>::max() / sizeof(double) / kk)
+        throw py::value_error("k = " + std::to_string(k) + " nearest for " + std::to_string(n) +
+                              " points: the result would not fit in memory");
       std::vector<std::int64_t> ids(n * kk);
       std::vector<double> dist(n * kk);
       read([&] { s_->nearest(a.data(), n, kk, ids.data(), dist.data()); });
@@ -1043,7 +1071,7 @@ py::tuple neighbors(const py::handle& points, double r, const py::handle& other,
   return csr_out(std::move(c));
 }
 
-/// Every pair of points within r (closed, in double: the predicate of
+/// Every pair of points within r (closed, exact: the predicate of
 /// hhg::within), each once, as keys (i << 32 | j, i < j), unordered. Points are
 /// sorted into cubic cells of edge h slightly above r / 2 (raised so that
 /// |coordinate| / h < 2^40 keeps cell indices exact enough); each cell is
@@ -1095,7 +1123,13 @@ std::vector<std::uint64_t> half_stencil_pairs(const T* p, std::size_t n, double 
   for (std::int64_t dz = 0; dz <= (D == 3 ? 2 : 0); ++dz)
     for (std::int64_t dy = (dz == 0 ? 0 : -2); dy <= 2; ++dy) rows.push_back({dy, dz, dy == 0 && dz == 0 ? 1 : -2});
   std::vector<std::size_t> cursor(rows.size(), 0);
-  const double r2 = r * r;
+  // The test is hhg::within's, exact, through its filter (as cell_list's):
+  // the rounded d2 decides outside a band around r^2, the exact test inside
+  // it. Until stop 79 this path kept d2 <= r * r in rounded doubles, and a pair
+  // just beyond r could be reported with one worker and not with two.
+  const hhg::detail::within_filter near(r);
+  const double accept = near.fast ? near.accept : -1.0;
+  const double reject = near.fast ? near.reject : std::numeric_limits<double>::infinity();
   // Keys are appended branch free: written always, kept when the test passes
   // (about a quarter of the candidates are within r: a branch would mispredict).
   std::vector<std::uint64_t> keys(8 * n + 64);
@@ -1105,15 +1139,30 @@ std::vector<std::uint64_t> half_stencil_pairs(const T* p, std::size_t n, double 
     std::uint64_t* w = keys.data();
     const std::uint64_t i = order[s];
     const auto& a = xyz[s];
-    for (std::uint32_t t = t0; t < t1; ++t) {
+    auto dist2 = [&](std::uint32_t t) {
       double d2 = 0;
       for (int k = 0; k < D; ++k) {
         const double d = a[k] - xyz[t][k];
         d2 += d * d;
       }
+      return d2;
+    };
+    const std::size_t start = used;
+    bool band = false;  // some d2 in (accept, reject]: the exact test decides
+    for (std::uint32_t t = t0; t < t1; ++t) {
+      const double d2 = dist2(t);
       const std::uint64_t j = order[t];
       w[used] = i < j ? (i << 32 | j) : (j << 32 | i);
-      used += static_cast<std::size_t>(d2 <= r2);
+      used += static_cast<std::size_t>(d2 <= accept);
+      band |= (d2 > accept) & (d2 <= reject);
+    }
+    if (band) [[unlikely]] {  // again, with the exact test in the band (rare)
+      used = start;
+      for (std::uint32_t t = t0; t < t1; ++t) {
+        const std::uint64_t j = order[t];
+        w[used] = i < j ? (i << 32 | j) : (j << 32 | i);
+        used += static_cast<std::size_t>(near(a, xyz[t], dist2(t)));
+      }
     }
   };
   for (std::size_t c = 0; c < cell.size(); ++c) {

@@ -128,6 +128,10 @@ def test_hash_grids_config_keywords():
     ({"no_such_field": 1}, TypeError), ({"minimal_grid_density": 2.5}, TypeError),
     ({"adaptive_factor": 1}, TypeError),
     ({"dim": 4}, ValueError), ({"dtype": "int32"}, TypeError), ({"workers": 0}, ValueError),
+    # past a C long long: the documented errors, not pybind11's RuntimeError
+    ({"cell_capacity": 2**70}, hhg.Error), ({"initial_cells": 2**70}, hhg.Error),
+    ({"activation_threshold": 2**64}, hhg.Error), ({"minimal_grid_density": -2**70}, hhg.Error),
+    ({"workers": 2**70}, ValueError), ({"initial_cells": True}, TypeError),
 ])
 def test_bad_construction(kw, exc):
     with pytest.raises(exc):
@@ -226,3 +230,27 @@ def test_needles_get_short_cells_exactly():
     from scenes import brute_pairs
     want = np.sort(ids[brute_pairs(bx)], axis=1)
     np.testing.assert_array_equal(g.pairs(), want[np.lexsort((want[:, 1], want[:, 0]))])
+
+
+def test_numpy_integers_and_empty_lists():
+    g = hhg.HashGrids(initial_cells=np.int64(32), cell_capacity=np.uint16(2), workers=np.int32(1))
+    assert g.config["initial_cells"] == (32, 32, 32) and g.config["cell_capacity"] == 2
+    ids = g.insert(np.zeros((2, 6)))
+    # an empty list is a float64 array to numpy: as ids it is no ids
+    assert g.boxes([]).shape == (0, 6)
+    g.move([], np.zeros((0, 6)))
+    g.remove([])
+    assert len(g) == 2 and g.pairs().tolist() == [[ids[0], ids[1]]]
+    with pytest.raises(TypeError, match="integers"):
+        g.remove([1.0])  # a float that is not empty is still refused
+
+
+def test_nearest_with_a_huge_k_raises_and_changes_nothing():
+    g = hhg.HashGrids()
+    ids = g.insert(np.array([[0, 0, 0, 1, 1, 1.0]]))
+    for q in (1, 4):  # Q k wrapped around to 0 for Q = 4 (a crash until stop 79)
+        with pytest.raises((ValueError, MemoryError)):
+            g.nearest(np.zeros((q, 3)), k=2**62)
+    got, dist = g.nearest(np.zeros((4, 3)), k=2)
+    assert got[:, 0].tolist() == [ids[0]] * 4 and dist[:, 0].tolist() == [0.0] * 4
+    assert len(g) == 1

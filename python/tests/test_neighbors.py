@@ -101,3 +101,39 @@ def test_empty_inputs():
     assert hhg.query_pairs(np.zeros((0, 2)), 1.0).shape == (0, 2)
     idx, off = hhg.neighbors(np.zeros((0, 3)), 1.0, other=np.ones((2, 3)))
     assert off.tolist() == [0, 0, 0]
+
+
+def test_query_pairs_at_the_radius_is_exact_for_any_worker_count():
+    # |p - q| > r exactly, but the rounded d^2 = fl(dx^2 + dy^2) <= fl(r^2): the
+    # one-worker path decided in rounded doubles until stop 79 and reported
+    # the pair, two workers (exact, hhg::within) did not
+    pts = np.array([[0.0, 0.0], [0.7296554464299441, 0.17565562060255901]])
+    r = 0.7505011442723796
+    dx, dy = pts[1]
+    assert dx * dx + dy * dy <= r * r  # the rounded test says "within"
+    from fractions import Fraction as F
+    assert F(dx) ** 2 + F(dy) ** 2 > F(r) ** 2  # it is not
+    for workers in (1, 2):
+        assert hhg.query_pairs(pts, r, workers=workers).shape == (0, 2)
+        assert hhg.neighbors(pts, r, workers=workers)[1].tolist() == [0, 0, 0]
+    # and at exactly r (a 3-4-5 triangle) the pair is in, for both
+    pts = np.array([[0.0, 0.0], [3.0, 4.0], [3.0, 4.0 + 2**-40]])
+    for workers in (1, 2):
+        assert hhg.query_pairs(pts, 5.0, workers=workers).tolist() == [[0, 1], [1, 2]]
+
+
+def test_query_pairs_near_the_radius_against_exact_brute_force():
+    # points on a circle of radius about r around others: many rounded
+    # distances fall within a few ulps of r
+    from fractions import Fraction as F
+    rng = np.random.default_rng(5)
+    c = rng.uniform(0, 4, (60, 2))
+    ang = rng.uniform(0, 2 * np.pi, (60, 1))
+    r = 0.75
+    q = c + r * np.hstack([np.cos(ang), np.sin(ang)])
+    p = np.vstack([c, q])
+    fr = [[F(float(v)) for v in row] for row in p]
+    want = [[i, j] for i in range(len(p)) for j in range(i + 1, len(p))
+            if (fr[i][0] - fr[j][0]) ** 2 + (fr[i][1] - fr[j][1]) ** 2 <= F(r) ** 2]
+    for workers in (1, 2):
+        assert hhg.query_pairs(p, r, workers=workers).tolist() == want

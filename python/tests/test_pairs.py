@@ -91,6 +91,13 @@ def test_pairs_bad_method_and_workers():
             hhg.pairs(bx, workers=w)
     with pytest.raises(TypeError):
         hhg.pairs(bx, workers=1.5)
+    with pytest.raises(TypeError):
+        hhg.pairs(bx, workers=True)
+    for w in (2**63, 2**70, -2**70):  # past a C long long: the documented ValueError, not pybind11's RuntimeError
+        with pytest.raises(ValueError, match="workers"):
+            hhg.pairs(bx, workers=w)
+    # numpy integers are ints
+    np.testing.assert_array_equal(hhg.pairs(bx, workers=np.int64(2)), hhg.pairs(bx, workers=1))
     assert issubclass(hhg.Error, ValueError)
 
 
