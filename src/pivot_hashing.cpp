@@ -3,7 +3,13 @@
 // Implementation note.
 //
 // Placement. Objects are placed by the cell of their min corner,
-// x = floor((v - origin) / cell), origin the scene's lower corner. The cell
+// x = floor((v - origin) / cell), origin the scene's lower corner, computed as
+// floor((v / 2 - origin / 2) / cell * 2): v - origin overflows when the scene
+// spans more than the largest double (boxes near -1e308 and +1e308), and the
+// cell coordinates were then infinite or NaN (pairs missed by the chunked
+// table, a vector past max_size and an endless doubling of the cell in the
+// dense one, until stop 79). Halving is exact above the subnormals, and below
+// them off by far less than a cell (>= DBL_MIN); the steps stay monotone. The
 // edge is the longest edge of the placed objects times (1 + 2^-20). Two
 // overlapping objects then have min corners less than (1 - 2^-21) cells apart
 // on every axis; subtraction, division and floor are monotone and their
@@ -173,6 +179,7 @@ void pivot_base<D, T>::build() {
       e = std::max(e, static_cast<double>(boxes[i].max[k]) - static_cast<double>(boxes[i].min[k]));
     edges_[i] = is_bounded(boxes[i]) && std::isfinite(e) ? e : std::numeric_limits<double>::infinity();
   }
+  constexpr double inf = std::numeric_limits<double>::infinity();
   double big = std::numeric_limits<double>::max();  // edges are finite here or +inf (apart)
   if (n > 0) {
     std::vector<double>& tmp = edge_scratch_;
@@ -181,13 +188,17 @@ void pivot_base<D, T>::build() {
     const double median = tmp[n / 2];
     if (median > 0 && std::isfinite(median)) big = 8 * median;
   }
+  // placed in a cell: a finite edge up to big (8 * median overflows to +inf
+  // for edges near the largest double: unbounded objects, whose edge is +inf,
+  // were then placed, with -inf corners)
+  const auto placed_edge = [&](double e) { return e <= big && e < inf; };
   std::array<double, D> lo, hi;
   lo.fill(std::numeric_limits<double>::infinity());
   hi.fill(-std::numeric_limits<double>::infinity());
   double max_edge = 0;
   std::size_t placed = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    if (!(edges_[i] <= big)) continue;  // unbounded, infinite edge or big: apart
+    if (!placed_edge(edges_[i])) continue;  // unbounded, infinite edge or big: apart
     ++placed;
     max_edge = std::max(max_edge, edges_[i]);
     for (int k = 0; k < D; ++k) {
@@ -196,28 +207,28 @@ void pivot_base<D, T>::build() {
     }
   }
   for (std::size_t i = 0; i < n; ++i)
-    if (!(edges_[i] <= big)) apart_.push_back(static_cast<std::uint32_t>(i));
+    if (!placed_edge(edges_[i])) apart_.push_back(static_cast<std::uint32_t>(i));
   count_.clear();
   index_.clear();
   data_.clear();
   if (placed == 0) return;
-  // 2. cell size and grid
-  double extent = 0;
-  for (int k = 0; k < D; ++k) extent = std::max(extent, hi[k] - lo[k]);
-  if (!std::isfinite(extent)) extent = std::numeric_limits<double>::max();
-  double cell = max_edge * (1 + 0x1p-20);
-  if (cell == 0) {  // only points: about one per cell
-    cell = extent / std::max(1.0, std::pow(static_cast<double>(placed), 1.0 / D));
+  // 2. cell size and grid (placement: the note above; half the extent never overflows)
+  double half_extent = 0;
+  for (int k = 0; k < D; ++k) half_extent = std::max(half_extent, hi[k] * 0.5 - lo[k] * 0.5);
+  double cell = max_edge * (1 + 0x1p-20);  // (+inf for an edge near the largest double: one cell)
+  if (cell == 0) {                         // only points: about one per cell
+    cell = half_extent / std::max(1.0, std::pow(static_cast<double>(placed), 1.0 / D)) * 2;
     if (!(cell > 0)) cell = 1;
   }
   cell = std::max(cell, std::numeric_limits<double>::min());
+  const auto cells_from = [&](double v, double origin) { return (v * 0.5 - origin * 0.5) / cell * 2; };
   const double limit = std::max(8.0 * static_cast<double>(placed), 4096.0);
   for (;;) {
-    bool ok = extent / cell < kMaxCellsPerAxis;
+    bool ok = half_extent / cell < kMaxCellsPerAxis / 2;
     if (ok) {
       double total = 1;
       for (int k = 0; k < D; ++k) {
-        dims_[k] = static_cast<std::int64_t>(std::floor((hi[k] - lo[k]) / cell)) + 1;
+        dims_[k] = static_cast<std::int64_t>(std::floor(cells_from(hi[k], lo[k]))) + 1;
         total *= static_cast<double>(dims_[k]);
       }
       ok = chunked_ || total <= limit;
@@ -230,13 +241,13 @@ void pivot_base<D, T>::build() {
   // 3. cells of the objects
   std::size_t cells;
   for (std::size_t i = 0; i < n; ++i) {
-    if (!(edges_[i] <= big)) continue;
+    if (!placed_edge(edges_[i])) continue;
     for (int k = 0; k < D; ++k)
-      coords_[i][k] = static_cast<std::int64_t>(std::floor((static_cast<double>(boxes[i].min[k]) - lo[k]) / cell));
+      coords_[i][k] = static_cast<std::int64_t>(std::floor(cells_from(static_cast<double>(boxes[i].min[k]), lo[k])));
   }
   if (chunked_) {
     for (std::size_t i = 0; i < n; ++i) {
-      if (!(edges_[i] <= big)) continue;
+      if (!placed_edge(edges_[i])) continue;
       std::array<std::int64_t, D> page{};
       std::uint32_t local = 0;
       for (int k = 0; k < D; ++k) {
@@ -251,7 +262,7 @@ void pivot_base<D, T>::build() {
     cells = 1;
     for (int k = 0; k < D; ++k) cells *= static_cast<std::size_t>(dims_[k]);
     for (std::size_t i = 0; i < n; ++i)
-      if (edges_[i] <= big) cell_of_[i] = cell_id(coords_[i]) - 1;
+      if (placed_edge(edges_[i])) cell_of_[i] = cell_id(coords_[i]) - 1;
   }
   // 4. pivots: count, offsets, scatter (parallel, atomic)
   count_.assign(cells, 0);

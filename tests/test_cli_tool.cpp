@@ -385,6 +385,16 @@ TEST_F(cli_tool, HashGridFlagsOnEverySubcommandThatBuildsOne) {
     EXPECT_EQ(r.err.rfind("hhg: ", 0), 0u) << args << ": " << r.err;
   }
   EXPECT_TRUE(contains(run("pairs --cells 512", input).err, "--cells")) << "names the flag";
+  // --cells takes one argument: the file after it is the input (until stop 79
+  // a second value, "must be an integer from 4 to 32768, got 'FILE'")
+  write("flags.txt", input);
+  for (const char* flags : {"--cells 8 ", "--cells=8 ", "--cells 8,16,32 ", "--method hhg --cells 64 "}) {
+    const cli_result r = run(std::string("pairs ") + flags + quote(dir_ / "flags.txt"));
+    EXPECT_EQ(r.status, 0) << flags << ": " << r.err;
+    EXPECT_EQ(r.out, expected) << flags;
+  }
+  EXPECT_TRUE(contains(run("pairs --cells 8,8,8,8", input).err, "1 to 3")) << "four values";
+  EXPECT_TRUE(contains(run("pairs --cells 8,,8", input).err, "--cells")) << "an empty value";
   // query builds a hash grid too
   write("boxes.txt", input);
   write("pts.txt", "1 1 1\n10 10 10\n");

@@ -72,12 +72,37 @@ void add_grid_options(CLI::App* sub, grid_options& g) {
       ->capture_default_str()
       ->check(integer_in(0, std::numeric_limits<std::uint64_t>::max()))
       ->group(group);
-  sub->add_option("--cells", g.cells,
-                  "Initial cells per axis of a new grid: one value for every axis or one per axis "
-                  "(comma-separated); powers of two >= 4, at most 2^24 cells in all (default 16)")
-      ->delimiter(',')
-      ->expected(1, 3)
-      ->check(integer_in(4, 32768))
+  // One argument, split here: as a vector option with 1 to 3 values, `--cells 8
+  // FILE` took FILE for a second value (until stop 79).
+  const CLI::Validator cell_count = integer_in(4, 32768);
+  sub->add_option_function<std::string>(
+         "--cells",
+         [&g](const std::string& text) {
+           g.cells.clear();
+           for (std::size_t at = 0;;) {
+             const std::size_t comma = std::min(text.find(',', at), text.size());
+             g.cells.push_back(static_cast<std::uint32_t>(std::stoul(text.substr(at, comma - at))));
+             if (comma == text.size()) break;
+             at = comma + 1;
+           }
+         },
+         "Initial cells per axis of a new grid: one value for every axis or one per axis "
+         "(comma-separated); powers of two >= 4, at most 2^24 cells in all (default 16)")
+      ->type_name("C[,C,C]")
+      ->check(CLI::Validator(
+          [cell_count](std::string& text) -> std::string {
+            std::size_t pieces = 0;
+            for (std::size_t at = 0;; ++pieces) {
+              const std::size_t comma = std::min(text.find(',', at), text.size());
+              std::string piece = text.substr(at, comma - at);
+              if (std::string e = cell_count(piece); !e.empty()) return e;
+              if (comma == text.size()) break;
+              at = comma + 1;
+            }
+            if (pieces >= 3) return "takes 1 to 3 comma-separated values, got '" + text + "'";
+            return {};
+          },
+          ""))
       ->group(group);
   sub->add_option("--cell-capacity", g.cell_capacity, "Initial object capacity of a cell (1 to 65536)")
       ->capture_default_str()
