@@ -73,6 +73,7 @@ class fcl_manager : public fcl::BroadPhaseCollisionManager<S> {
 
   /// All or nothing: every object is checked first.
   void registerObjects(const std::vector<object*>& objs) override {
+    writable("registerObjects");
     std::vector<box_type> bs;
     bs.reserve(objs.size());
     {
@@ -105,6 +106,7 @@ class fcl_manager : public fcl::BroadPhaseCollisionManager<S> {
 
   /// Throws hhg::error(invalid_handle) for an object not registered.
   void unregisterObject(object* obj) override {
+    writable("unregisterObject");
     const handle h = find(obj, "unregisterObject");
     grids_.remove(h);
     by_slot_[h.index] = nullptr;
@@ -117,6 +119,7 @@ class fcl_manager : public fcl::BroadPhaseCollisionManager<S> {
   /// Re-reads every object's box (a batch move). Throws (nothing changes) if a
   /// box is bad.
   void update() override {
+    writable("update");
     std::vector<handle> hs;
     std::vector<box_type> bs;
     hs.reserve(ids_.size());
@@ -132,6 +135,7 @@ class fcl_manager : public fcl::BroadPhaseCollisionManager<S> {
   void update(object* updated_obj) override { update(std::vector<object*>{updated_obj}); }
   /// Re-reads these objects' boxes; all or nothing.
   void update(const std::vector<object*>& updated_objs) override {
+    writable("update");
     std::vector<handle> hs;
     std::vector<box_type> bs;
     hs.reserve(updated_objs.size());
@@ -144,6 +148,7 @@ class fcl_manager : public fcl::BroadPhaseCollisionManager<S> {
   }
 
   void clear() override {
+    writable("clear");
     grids_.clear();
     ids_.clear();
     by_slot_.clear();
@@ -162,6 +167,7 @@ class fcl_manager : public fcl::BroadPhaseCollisionManager<S> {
   /// callback(obj, o, cdata) for every registered o whose box overlaps obj's.
   void collide(object* obj, void* cdata, fcl::CollisionCallBack<S> callback) const override {
     const box_type q = checked_box(obj, "collide");
+    const calling guard(*this);
     grids_.for_each_overlapping(q, [&](handle h) { return !callback(obj, by_slot_[h.index], cdata); });
   }
 
@@ -169,8 +175,18 @@ class fcl_manager : public fcl::BroadPhaseCollisionManager<S> {
   /// boxes overlap, a in the lower slot; the pairs in the detection's order
   /// (deterministic: the same for the same calls, any worker count).
   void collide(void* cdata, fcl::CollisionCallBack<S> callback) const override {
-    grids_.find_pairs(pairs_);  // (in a deterministic order)
-    for (const handle_pair& p : pairs_) {
+    // The pairs are taken out of pairs_ while the callbacks run: a self
+    // collide inside a callback (a read, allowed) fills pairs_ again, and the
+    // outer loop read the inner call's pairs (until stop 79).
+    struct taken {
+      std::vector<handle_pair>& home;
+      std::vector<handle_pair> pairs;
+      explicit taken(std::vector<handle_pair>& h) : home(h) { pairs.swap(home); }
+      ~taken() { pairs.swap(home); }  // (its memory kept for the next call)
+    } t(pairs_);
+    grids_.find_pairs(t.pairs);  // (in a deterministic order)
+    const calling guard(*this);
+    for (const handle_pair& p : t.pairs) {
       const auto [lo, hi] = std::minmax(p.a.index, p.b.index);
       if (callback(by_slot_[lo], by_slot_[hi], cdata)) return;
     }
@@ -182,6 +198,7 @@ class fcl_manager : public fcl::BroadPhaseCollisionManager<S> {
                fcl::CollisionCallBack<S> callback) const override {
     const fcl_manager& o = same_class(other, "collide");
     if (&o == this) return collide(cdata, callback);
+    const calling guard(*this), other_guard(o);
     const bool mine_smaller = size() <= o.size();
     const fcl_manager& small = mine_smaller ? *this : o;
     const fcl_manager& large = mine_smaller ? o : *this;
@@ -201,6 +218,7 @@ class fcl_manager : public fcl::BroadPhaseCollisionManager<S> {
   /// S and is what the callback writes back).
   void distance(object* obj, void* cdata, fcl::DistanceCallBack<S> callback) const override {
     const box_type q = checked_box(obj, "distance");
+    const calling guard(*this);
     S min_dist = std::numeric_limits<S>::max();
     nearest_first(
         q, min_dist, [](handle) { return true; },
@@ -209,6 +227,7 @@ class fcl_manager : public fcl::BroadPhaseCollisionManager<S> {
 
   /// The same over every unordered pair of registered objects, one shared dist.
   void distance(void* cdata, fcl::DistanceCallBack<S> callback) const override {
+    const calling guard(*this);
     S min_dist = std::numeric_limits<S>::max();
     for (std::size_t s = 0; s < by_slot_.size(); ++s) {
       object* a = by_slot_[s];
@@ -227,6 +246,7 @@ class fcl_manager : public fcl::BroadPhaseCollisionManager<S> {
                 fcl::DistanceCallBack<S> callback) const override {
     const fcl_manager& o = same_class(other, "distance");
     if (&o == this) return distance(cdata, callback);
+    const calling guard(*this), other_guard(o);
     const bool mine_smaller = size() <= o.size();
     const fcl_manager& small = mine_smaller ? *this : o;
     const fcl_manager& large = mine_smaller ? o : *this;
@@ -254,6 +274,23 @@ class fcl_manager : public fcl::BroadPhaseCollisionManager<S> {
   void set_executor(executor* e) noexcept { grids_.set_executor(e); }
 
  private:
+  // Callbacks of a query are running (queries nest: a count). A change then
+  // throws reentrant_call: the self collide and self distance used to accept
+  // it, and later callbacks got a null object or one that overlapped nothing
+  // (until stop 79; the query against one object refused it through the grids).
+  struct calling {
+    const fcl_manager& m;
+    explicit calling(const fcl_manager& mm) : m(mm) { ++m.calling_; }
+    ~calling() { --m.calling_; }
+    calling(const calling&) = delete;
+    calling& operator=(const calling&) = delete;
+  };
+  void writable(const char* where) const {
+    if (calling_ != 0)
+      throw error(errc::reentrant_call, std::string("hhg::fcl_manager::") + where +
+                                            ": called from inside a callback of this manager's collide or distance");
+  }
+
   static box_type checked_box(const object* o, const char* where) {
     if (o == nullptr) throw error(errc::invalid_handle, std::string("hhg::fcl_manager::") + where + ": null object");
     const fcl::AABB<S>& a = o->getAABB();
@@ -318,7 +355,13 @@ class fcl_manager : public fcl::BroadPhaseCollisionManager<S> {
     if (ids_.empty()) return false;
     double r = std::max<double>(longest_edge(q), typical_edge());
     if (!(r > 0) || !std::isfinite(r)) r = 1;
-    double done = -1;  // objects with distance <= done were handed over
+    // Handed over already: in the last round's search box with a distance up
+    // to its radius (done). The box is rounded, so "distance <= done" alone
+    // also skipped an object at distance done just outside it, which no round
+    // then handed over (until stop 79: a nearest object missed, the minimum
+    // far too large).
+    double done = -1;
+    box_type last{};
     std::vector<std::pair<double, handle>> ring;
     for (;;) {
       box_type w;
@@ -332,7 +375,7 @@ class fcl_manager : public fcl::BroadPhaseCollisionManager<S> {
         ++seen;
         if (!accept(h)) return true;
         const double d = box_gap(q, boxes_[h.index]);
-        if (d > done) ring.emplace_back(d, h);
+        if (d > done || !overlaps(last, boxes_[h.index])) ring.emplace_back(d, h);
         return true;
       });
       const bool all = seen == ids_.size();
@@ -346,6 +389,7 @@ class fcl_manager : public fcl::BroadPhaseCollisionManager<S> {
       }
       if (all || double(min_dist) <= r) return false;
       done = r;
+      last = w;
       r *= 2;
     }
   }
@@ -374,6 +418,7 @@ class fcl_manager : public fcl::BroadPhaseCollisionManager<S> {
   std::vector<box_type> boxes_;   // its box as last read
   std::vector<handle> handles_;   // its handle
   mutable std::vector<handle_pair> pairs_;
+  mutable int calling_ = 0;  // queries whose callbacks are running
 };
 
 }  // namespace hhg

@@ -471,4 +471,143 @@ TEST(FclManager, BadInputThrowsAndChangesNothing) {
   expect_same(a, b, "after errors");
 }
 
+// ---- found by the review of stop 79 ----------------------------------------------------
+std::unique_ptr<object> cube_at(double side, double x, std::size_t index) {
+  auto o = std::make_unique<object>(std::make_shared<fcl::Box<S>>(side, side, side));
+  fcl::Transform3<S> tf = fcl::Transform3<S>::Identity();
+  tf.translation() = fcl::Vector3<S>(x, 0, 0);
+  o->setTransform(tf);
+  o->computeAABB();
+  o->setUserData(reinterpret_cast<void*>(index));
+  return o;
+}
+bool box_distance_cb(object* a, object* b, void* d, S& dist) {
+  const S v = a->getAABB().distance(b->getAABB());
+  if (v < dist) dist = v;
+  auto* best = static_cast<S*>(d);
+  if (v < *best) *best = v;
+  return false;
+}
+
+// The nearest object's box at exactly the first search radius (2, the query's
+// edge), one rounding step outside the rounded search box: its distance was
+// "done" in the next round and no round handed it over, so the minimum came
+// back as the far object's (95.47 instead of 2) in all three forms.
+TEST(FclManager, DistanceFindsAnObjectAtTheSearchRadiusOutsideTheRoundedBox) {
+  auto query = cube_at(2.0, 3.031859454455258, 0);    // x in [2.0318594544552582, 4.0318594544552582]
+  auto near = cube_at(1.0, -0.46814054554474188, 1);  // x max 0.031859454455258118: gap 2 on x
+  auto far = cube_at(1.0, 100.0, 2);
+  ASSERT_EQ(query->getAABB().distance(near->getAABB()), 2.0);
+  ASSERT_GT(S(query->getAABB().min_[0] - 2.0), near->getAABB().max_[0]) << "the rounded search box misses near";
+  hhg::fcl_manager<S> m;
+  fcl::NaiveCollisionManager<S> naive;
+  m.registerObjects({near.get(), far.get()});
+  naive.registerObjects({near.get(), far.get()});
+  S got = std::numeric_limits<S>::max(), want = got;
+  m.distance(query.get(), &got, box_distance_cb);
+  naive.distance(query.get(), &want, box_distance_cb);
+  EXPECT_EQ(want, 2.0);
+  EXPECT_EQ(got, want) << "against one object";
+  hhg::fcl_manager<S> q;
+  q.registerObject(query.get());
+  got = std::numeric_limits<S>::max();
+  q.distance(&m, &got, box_distance_cb);
+  EXPECT_EQ(got, want) << "manager against manager";
+  hhg::fcl_manager<S> all;
+  all.registerObjects({query.get(), near.get(), far.get()});
+  got = std::numeric_limits<S>::max();
+  all.distance(&got, box_distance_cb);
+  EXPECT_EQ(got, want) << "self";
+}
+
+// Changing the manager from inside its own callback: every query form refuses
+// it (reentrant_call) and nothing changes; until stop 79 the self forms
+// accepted it and later callbacks got a null object or one that overlapped
+// nothing. A nested self collide (a read) inside a self collide's callback is
+// allowed and leaves the outer call's pairs alone.
+TEST(FclManager, ChangesFromInsideItsOwnCallbacksThrowAndChangeNothing) {
+  auto a = cube_at(1, 0.0, 0), b = cube_at(1, 0.3, 1), c = cube_at(1, 0.6, 2), far = cube_at(1, 1000.0, 3);
+  auto e = cube_at(1, 0.2, 4);
+  hhg::fcl_manager<S> m, other;
+  other.registerObject(e.get());
+  struct probe {
+    hhg::fcl_manager<S>* m;
+    object* b;
+    object* far;
+    std::vector<int> codes;
+    std::vector<std::pair<object*, object*>> calls;
+    void change() {
+      for (int what = 0; what < 5; ++what) {
+        try {
+          if (what == 0) m->unregisterObject(b);
+          if (what == 1) m->registerObject(far);
+          if (what == 2) m->update();
+          if (what == 3) m->update(b);
+          if (what == 4) m->clear();
+          codes.push_back(-1);
+        } catch (const hhg::error& e) {
+          codes.push_back(static_cast<int>(e.code()));
+        }
+      }
+    }
+  };
+  const auto collide_probe = [](object* x, object* y, void* d) {
+    auto* p = static_cast<probe*>(d);
+    p->calls.emplace_back(x, y);
+    p->change();
+    return false;
+  };
+  const auto distance_probe = [](object* x, object* y, void* d, S&) {
+    auto* p = static_cast<probe*>(d);
+    p->calls.emplace_back(x, y);
+    p->change();
+    return false;
+  };
+  m.registerObjects({a.get(), b.get(), c.get()});  // a-b, a-c, b-c overlap
+  for (int form = 0; form < 6; ++form) {
+    SCOPED_TRACE("form " + std::to_string(form));
+    probe p{&m, b.get(), far.get(), {}, {}};
+    if (form == 0) m.collide(&p, collide_probe);
+    if (form == 1) m.collide(a.get(), &p, collide_probe);
+    if (form == 2) m.collide(&other, &p, collide_probe);
+    if (form == 3) m.distance(&p, distance_probe);
+    if (form == 4) m.distance(a.get(), &p, distance_probe);
+    if (form == 5) m.distance(&other, &p, distance_probe);
+    ASSERT_FALSE(p.calls.empty());
+    EXPECT_EQ(p.codes.size(), 5 * p.calls.size());
+    for (const int code : p.codes) EXPECT_EQ(code, int(hhg::errc::reentrant_call));
+    for (const auto& [x, y] : p.calls) EXPECT_TRUE(x != nullptr && y != nullptr);
+    EXPECT_EQ(m.size(), 3u);
+    EXPECT_EQ(other.size(), 1u);
+    if (form == 0) {
+      EXPECT_EQ(p.calls.size(), 3u) << "every overlapping pair, once";
+    }
+  }
+  // a nested self collide in a self collide's callback: the outer call still
+  // hands over its own three pairs
+  struct nest {
+    hhg::fcl_manager<S>* m;
+    int outer = 0, inner = 0;
+  } n{&m};
+  m.collide(&n, [](object*, object*, void* d) {
+    auto* s = static_cast<nest*>(d);
+    ++s->outer;
+    hhg::fcl_manager<S>* mm = s->m;
+    mm->collide(s, [](object*, object*, void* dd) {
+      ++static_cast<nest*>(dd)->inner;
+      return false;
+    });
+    return false;
+  });
+  EXPECT_EQ(n.outer, 3);
+  EXPECT_EQ(n.inner, 9);
+  // and after all that the manager is intact
+  collision_data x, y;
+  fcl::NaiveCollisionManager<S> naive;
+  naive.registerObjects({a.get(), b.get(), c.get()});
+  m.collide(&x, collide_cb);
+  naive.collide(&y, collide_cb);
+  expect_same(x, y, "after the refused changes");
+}
+
 }  // namespace
