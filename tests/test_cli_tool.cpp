@@ -556,4 +556,40 @@ TEST_F(cli_tool, ThreadsPairsOutputIsTheSameForEveryCountOnTheZoo) {
   }
 }
 
+// Found by the review of stop 79: a grid flag given its default value with
+// another method, --k without --nearest and --motion in hex were accepted; a
+// printed distance underflowed to 0.
+TEST_F(cli_tool, FlagsThatDoNotApplyAndNumbersOutOfTheRuleAreRefused) {
+  const std::string two = "0 0 0 1 1 1\n0.5 0.5 0.5 2 2 2\n";
+  for (const char* args : {"pairs --method brute --factor 4", "pairs --method sap --threshold 32",
+                           "pairs --method brute --fixed-factor"}) {
+    const cli_result r = run(args, two);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_TRUE(contains(r.err, "apply to --method hhg only")) << args << ": " << r.err;
+    EXPECT_EQ(r.out, "") << args;
+  }
+  EXPECT_EQ(run("pairs --factor 4", two).out, "0 1\n") << "with hhg a default value is fine";
+  write("two.txt", two);
+  write("p.txt", "1 1 1\n");
+  const std::string boxes = " --boxes " + quote(dir_ / "two.txt") + " ";
+  const cli_result k = run("query" + boxes + "--point " + quote(dir_ / "p.txt") + " --k 3");
+  EXPECT_EQ(k.status, 2);
+  EXPECT_TRUE(contains(k.err, "--k goes with --nearest")) << k.err;
+  EXPECT_EQ(run("query" + boxes + "--nearest " + quote(dir_ / "p.txt") + " --k 2").status, 0);
+  for (const char* motion : {"0x10", "1e-400", "' 0.5'"}) {
+    const cli_result m = run("bench" + boxes + "--steps 1 --methods brute --motion " + motion);
+    EXPECT_EQ(m.status, 2) << motion;
+    EXPECT_TRUE(contains(m.err, "--motion")) << m.err;
+  }
+  // distances neither underflow nor overflow on the way
+  write("tiny.txt", "0 0 0\n1e-200 0 0\n");
+  EXPECT_EQ(run("neighbors " + quote(dir_ / "tiny.txt") + " --radius 1.5e-200 --distances").out,
+            "1:1e-200\n0:1e-200\n");
+  write("tb.txt", "1e-200 0 0 1e-200 0 0\n");
+  write("tp.txt", "0 0 0\n");
+  EXPECT_EQ(
+      run("query --boxes " + quote(dir_ / "tb.txt") + " --nearest " + quote(dir_ / "tp.txt") + " --distances").out,
+      "0:1e-200\n");
+}
+
 }  // namespace

@@ -107,6 +107,7 @@ struct query_options {
   std::string boxes;
   std::string aabb, point, sphere, ray, nearest;
   std::size_t k = 1;
+  bool k_given = false;  // (--k without --nearest: a usage error)
   bool closest = false;
   bool distances = false;  // --nearest: the distance of each box; --ray: the entry parameter of each hit
   int dim = 0;

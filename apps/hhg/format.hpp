@@ -2,7 +2,10 @@
 // them (header-only, no CLI11: the tests use it too).
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -19,6 +22,19 @@ inline std::string csv_field(std::string_view s) {
     q += c;
   }
   return q + "\"";
+}
+
+/// The Euclidean length of d (per-axis differences), rounded once or twice
+/// but neither underflowing nor overflowing on the way: the largest part is
+/// factored out (sqrt(sum d^2) printed 0 for points 1e-200 apart, until stop 79).
+template <std::size_t N>
+double length_of(const std::array<double, N>& d) {
+  double m = 0;
+  for (const double x : d) m = std::max(m, std::abs(x));
+  if (!(m > 0) || !std::isfinite(m)) return m;
+  double s = 0;
+  for (const double x : d) s += (x / m) * (x / m);
+  return m * std::sqrt(s);
 }
 
 /// A double as JSON: null when not finite.

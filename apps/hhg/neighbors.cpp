@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "format.hpp"
 #include "hhg/hierarchical_neighbors.hpp"
 #include "hhg/neighbors.hpp"
 #include "io.hpp"
@@ -68,12 +69,9 @@ int run_neighbors(line_reader& in, const neighbors_options& o) {
     cl.neighbors(nl);
   }
   auto distance = [&](std::size_t i, std::size_t j) {
-    double s = 0;
-    for (std::size_t a = 0; a < static_cast<std::size_t>(D); ++a) {
-      const double d = pts[i][a] - pts[j][a];
-      s += d * d;
-    }
-    return std::sqrt(s);
+    std::array<double, D> d{};
+    for (std::size_t a = 0; a < static_cast<std::size_t>(D); ++a) d[a] = pts[i][a] - pts[j][a];
+    return length_of(d);
   };
   output out(stdout);
   const output_options& f = o.out;

@@ -123,6 +123,10 @@ void add_grid_options(CLI::App* sub, grid_options& g) {
          "Every level --factor apart (default: a batch of boxes that activates the grids may space the levels it spans "
          "wider, from an estimate of the detection's cost)")
       ->group(group);
+  // given, whatever the value: `--method brute --factor 4` (4 is the default)
+  // passed as "no grid flag" until stop 79
+  for (CLI::Option* opt : sub->get_options([group](const CLI::Option* x) { return x->get_group() == group; }))
+    opt->each([&g](const std::string&) { g.given = true; });
 }
 
 config make_config(const grid_options& g, int dim, const std::string& command) {

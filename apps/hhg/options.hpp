@@ -41,8 +41,9 @@ struct grid_options {
   std::string strategy = "incremental";
   std::string growth = "by-occupancy";
   bool fixed_factor = !config{}.adaptive_factor;
-  /// True when every flag has its default value.
-  bool is_default() const { return *this == grid_options{}; }
+  bool given = false;  // some flag was given (set by add_grid_options)
+  /// True when no flag was given (a flag given its default value counts as given).
+  bool is_default() const { return !given; }
   friend bool operator==(const grid_options&, const grid_options&) = default;
 };
 /// Adds --factor, --density, --threshold, --cells, --cell-capacity,

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "format.hpp"
 #include "hhg/hash_grids.hpp"
 #include "io.hpp"
 #include "options.hpp"
@@ -296,7 +297,15 @@ int run_query(line_reader& boxes_in, const query_options& o, mode m, const std::
               return c < 0 || (c == 0 && x.second < y.second);
             });
             // (the distance printed is rounded; the order above is exact)
-            for (const auto& e : order) ans.push_back({e.second, std::sqrt(box_distance_squared(g.get(e.first), p))});
+            for (const auto& e : order) {
+              const auto b = g.get(e.first);
+              std::array<double, D> gap{};
+              for (int i = 0; i < D; ++i) {
+                const double lo = b.min[i], hi = b.max[i], at = p[static_cast<std::size_t>(i)];
+                gap[static_cast<std::size_t>(i)] = at < lo ? lo - at : (at > hi ? at - hi : 0.0);
+              }
+              ans.push_back({e.second, length_of(gap)});
+            }
             break;
           }
         }
@@ -325,7 +334,8 @@ CLI::App* add_query_command(CLI::App& app, query_options& o) {
     for (auto* y : {a, p, s, r, n})
       if (x != y) x->excludes(y);
   sub->add_option("--k", o.k, "Number of nearest boxes for --nearest, 1 to 2^32 (default 1)")
-      ->check(integer_in(1, std::uint64_t{1} << 32));
+      ->check(integer_in(1, std::uint64_t{1} << 32))
+      ->each([&o](const std::string&) { o.k_given = true; });
   sub->add_flag("--closest", o.closest, "With --ray: only the first box hit (the first-hit query), or -1");
   sub->add_flag("--distances", o.distances,
                 "With --nearest: the distance of each box; with --ray: the distance along the ray at which it "
@@ -366,6 +376,7 @@ int query_command(const query_options& o) {
     }
   if (given != 1) throw usage_error("query: give exactly one of --aabb, --point, --sphere, --ray, --nearest");
   if (o.closest && m != mode::ray) throw usage_error("query: --closest goes with --ray");
+  if (o.k_given && m != mode::nearest) throw usage_error("query: --k goes with --nearest");  // (was ignored)
   if (o.distances && m != mode::ray && m != mode::nearest)
     throw usage_error("query: --distances goes with --nearest or --ray");
   if ((o.boxes == "-" || o.boxes.empty()) && qfile == "-")

@@ -627,8 +627,8 @@ CLI::App* add_bench_command(CLI::App& app, bench_options& o) {
                   "with every method instead of the scenarios; with --steps K, then K steps of random motion");
   sub->add_option("--motion", o.motion,
                   "With --boxes --steps: each box moves in its own random direction at up to this fraction of its "
-                  "longest edge per step (default 0.2)")
-      ->check(CLI::Range(0.0, 1000.0));
+                  "longest edge per step, 0 to 1000 (default 0.2)")
+      ->check(number_in(0, 1000));  // (the tool's number rule: CLI::Range took hex, 1e-400 and " 0.5")
   sub->add_option("--rounds", o.rounds,
                   "Run the methods of each scenario and N this many times, alternately (forward, then backward), "
                   "and report each method's median round: on a host whose speed drifts, the ratios then compare "
