@@ -24,6 +24,19 @@ namespace {
 constexpr double max_span_periods = 64;         // a box spans at most this many periods on an axis
 constexpr double max_distance_periods = 1024;   // and lies within this many periods of the domain
 constexpr std::uint64_t max_images = 1u << 16;  // images of one box near the domain
+
+// The shifts t of a box [mn, mx] whose image meets [lo - L/4, hi + L/4]:
+// ceil((lo - L/4 - mx) / L) to floor((hi + L/4 - mn) / L), the differences taken
+// of quarters (exact) and multiplied back: for a domain near the largest double
+// they overflowed, and the cast of an infinite shift gave a spurious "more
+// than 65536 images" (until stop 79). The box lies within 1024 periods (checked
+// first), so the shifts fit.
+std::int64_t first_shift(double lo, double L, double mx) {
+  return static_cast<std::int64_t>(std::ceil((lo * 0.25 - L / 16 - mx * 0.25) / L * 4));
+}
+std::int64_t last_shift(double hi, double L, double mn) {
+  return static_cast<std::int64_t>(std::floor((hi * 0.25 + L / 16 - mn * 0.25) / L * 4));
+}
 }  // namespace
 
 template <int D, class T>
@@ -49,8 +62,8 @@ std::string periodic_box_problem(const periodic_domain<D, T>& d, const box<D, T>
         mn < lo - max_distance_periods * L || mx > hi + max_distance_periods * L)
       return "on periodic axis " + std::to_string(i) +
              " the box is infinite, spans more than 64 periods, or lies more than 1024 periods from the domain";
-    const auto t_lo = static_cast<std::int64_t>(std::ceil((lo - L / 4 - mx) / L));
-    const auto t_hi = static_cast<std::int64_t>(std::floor((hi + L / 4 - mn) / L));
+    const auto t_lo = first_shift(lo, L, mx);
+    const auto t_hi = last_shift(hi, L, mn);
     images *= static_cast<std::uint64_t>(std::max(t_lo, t_hi) - t_lo + 1);
     if (images > max_images) return "the box has more than 65536 images";
   }
@@ -72,8 +85,9 @@ void periodic_pairs(const periodic_domain<D, T>& d, std::span<const box<D, T>> b
     lo[i] = d.bounds.min[i];
     hi[i] = d.bounds.max[i];
     period[i] = static_cast<double>(d.bounds.max[i] - d.bounds.min[i]);  // as periodic_image computes it
-    delta[i] =
-        period[i] / 1024 + 64 * eps * (std::abs(lo[i]) + std::abs(hi[i]) + (2 * max_distance_periods + 4) * period[i]);
+    // (term by term: the sum overflowed for a period above ~8.7e304)
+    delta[i] = period[i] / 1024 + 64 * eps * std::abs(lo[i]) + 64 * eps * std::abs(hi[i]) +
+               (64 * eps * (2 * max_distance_periods + 4)) * period[i];
   }
   // Check every box first: nothing is reported for a bad input.
   std::vector<std::array<std::int64_t, 2 * D>> ranges(boxes.size());
@@ -99,8 +113,8 @@ void periodic_pairs(const periodic_domain<D, T>& d, std::span<const box<D, T>> b
                                              std::to_string(i) +
                                              " is infinite, spans more than 64 periods, or lies more than 1024 "
                                              "periods from the domain");
-      const auto t_lo = static_cast<std::int64_t>(std::ceil((lo[i] - L / 4 - mx) / L));
-      const auto t_hi = static_cast<std::int64_t>(std::floor((hi[i] + L / 4 - mn) / L));
+      const auto t_lo = first_shift(lo[i], L, mx);
+      const auto t_hi = last_shift(hi[i], L, mn);
       ranges[k][2 * i] = t_lo;
       ranges[k][2 * i + 1] = std::max(t_lo, t_hi);
       images *= static_cast<std::uint64_t>(ranges[k][2 * i + 1] - t_lo + 1);

@@ -209,4 +209,29 @@ TYPED_TEST(Periodic, BadInputThrowsAndReportsNothing) {
   EXPECT_EQ(code(), static_cast<int>(hhg::errc::bad_config));
 }
 
+// A period near the largest double: the widening and the shift range
+// overflowed (until stop 79: [-1.6e308, 0) refused every box with "more than
+// 65536 images"; the MPI version returned no pairs for a period above ~8.7e304).
+TEST(Periodic, DomainsNearTheLargestDouble) {
+  const double top = std::numeric_limits<double>::max();
+  for (const auto& [lo, hi] : {std::pair{0.0, top / 1.8}, std::pair{-top / 18, top / 18}, std::pair{-top / 1.1, 0.0}}) {
+    SCOPED_TRACE(lo);
+    periodic_domain<3, double> d;
+    for (int i = 0; i < 3; ++i) {
+      d.bounds.min[i] = lo;
+      d.bounds.max[i] = hi;
+      d.periodic[i] = true;
+    }
+    const double L = hi - lo;
+    hhg::scenes::rng r(5);
+    std::vector<box<3, double>> boxes(150);
+    for (auto& b : boxes)
+      for (int i = 0; i < 3; ++i) {
+        b.min[i] = lo + L * r.uniform() * 0.999;
+        b.max[i] = b.min[i] + L * 0.2 * r.uniform();  // (some cross the face at hi)
+      }
+    EXPECT_GT(expect_exact(d, boxes), 0u) << "pairs through the faces";
+  }
+}
+
 }  // namespace

@@ -140,7 +140,10 @@ struct distributed_state {
       // of numbers below |lo| + |hi| + 2100 L); periodic_pairs adds L / 1024 for
       // its candidate search, not needed here (it would make every image
       // larger by that: 5x the candidates of unit cubes in a domain of edge 360).
-      delta[i] = 64 * eps * (std::abs(plo[i]) + std::abs(phi[i]) + 2052 * period[i]);
+      // (term by term: the sum overflowed to +inf for a period above ~8.7e304,
+      // the shift range below was then NaN and no image was made: no pairs,
+      // until stop 79)
+      delta[i] = 64 * eps * std::abs(plo[i]) + 64 * eps * std::abs(phi[i]) + (64 * 2052 * eps) * period[i];
       clip.min[i] = static_cast<T>(plo[i] - 2 * delta[i]);
       clip.max[i] = static_cast<T>(phi[i] + 2 * delta[i]);
     }
@@ -161,8 +164,12 @@ struct distributed_state {
     for (int i = 0; i < D; ++i) {
       if (!dom.periodic[i]) continue;
       const double L = period[i];
-      t_lo[i] = static_cast<std::int32_t>(std::ceil((plo[i] - 3 * delta[i] - static_cast<double>(b.max[i])) / L));
-      t_hi[i] = static_cast<std::int32_t>(std::floor((phi[i] + 3 * delta[i] - static_cast<double>(b.min[i])) / L));
+      // quarters first: the difference of a bound and a box's far corner can
+      // pass the largest double (quartering is exact, the rounding unchanged)
+      t_lo[i] = static_cast<std::int32_t>(
+          std::ceil((plo[i] * 0.25 - 0.75 * delta[i] - static_cast<double>(b.max[i]) * 0.25) / L * 4));
+      t_hi[i] = static_cast<std::int32_t>(
+          std::floor((phi[i] * 0.25 + 0.75 * delta[i] - static_cast<double>(b.min[i]) * 0.25) / L * 4));
       if (t_hi[i] < t_lo[i]) return;
     }
     t = t_lo;
@@ -199,7 +206,7 @@ struct distributed_state {
         t[i] = 0;
         continue;
       }
-      const double k = std::floor((static_cast<double>(p) - plo[i]) / period[i]);
+      const double k = std::floor((static_cast<double>(p) * 0.5 - plo[i] * 0.5) / period[i] * 2);  // (no overflow)
       t[i] = static_cast<std::int32_t>(k);
       q[i] = static_cast<T>(static_cast<double>(p) - k * period[i]);
     }

@@ -492,6 +492,38 @@ void test_failures() {
   }
 }
 
+/// Domains whose period is near the largest T (found by the review of stop
+/// 79): the widening delta overflowed to +inf above a period of ~8.7e304, no
+/// rank made an image, and the result was empty with no error.
+template <int D, class T>
+void test_huge_domain() {
+  const double top = static_cast<double>(std::numeric_limits<T>::max());
+  for (const auto& [lo, hi] : {std::pair{0.0, top / 1.8}, std::pair{-top / 18, top / 18}, std::pair{-top / 1.1, 0.0}}) {
+    hhg::periodic_domain<D, T> d;
+    for (int i = 0; i < D; ++i) {
+      d.bounds.min[i] = static_cast<T>(lo);
+      d.bounds.max[i] = static_cast<T>(hi);
+      d.periodic[i] = true;
+    }
+    const double L = hi - lo;
+    std::vector<hhg::box<D, T>> boxes;
+    for (std::size_t k = 0; k < 200; ++k) {
+      hhg::box<D, T> b;
+      for (int i = 0; i < D; ++i) {
+        const double c = lo + L * u01(77, k, static_cast<std::uint64_t>(i)) * 0.999;
+        b.min[i] = static_cast<T>(c);
+        b.max[i] = static_cast<T>(std::min(c + L * 0.15 * u01(77, k, 10), hi));  // (some touch hi: through the face)
+      }
+      boxes.push_back(b);
+    }
+    hhg::distributed_hash_grids<D, T> g(MPI_COMM_WORLD, d);
+    insert_all(g, boxes, 0);
+    char what[96];
+    std::snprintf(what, sizeof what, "domain [%g, %g)", lo, hi);
+    expect_exact(g, d, boxes, what);
+  }
+}
+
 template <int D, class T>
 void run_all(const char* name) {
   const double t0 = MPI_Wtime();
@@ -499,6 +531,8 @@ void run_all(const char* name) {
   test_static<D, T>();
   g_test = std::string(name) + " dynamic";
   test_dynamic<D, T>();
+  g_test = std::string(name) + " huge domain";
+  test_huge_domain<D, T>();
   g_test = std::string(name) + " negative control";
   test_negative_control<D, T>();
   g_test = std::string(name) + " errors";
