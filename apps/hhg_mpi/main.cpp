@@ -203,16 +203,71 @@ void distributed_periodic_pairs(const std::vector<double>& flat_all, std::uint64
   out.flush();
 }
 
-int pairs_command(const std::vector<std::string>& args) {
+/// A subcommand's arguments read as hhg's own parser (CLI11) reads them, so
+/// that `mpiexec -n P hhg pairs ...` takes what `hhg pairs ...` takes:
+/// `--flag=value` is `--flag value`, `--` ends the options (the arguments after
+/// it are operands, returned after a lone "--"), and a flag given twice is an
+/// error (until stop 79 the last one won, where hhg refuses the line;
+/// `--dim=2` and `--` were unknown options).
+std::vector<std::string> normalized(const std::vector<std::string>& args, const std::string& command) {
+  std::vector<std::string> out;
+  std::vector<std::string> seen;
+  for (std::size_t k = 0; k < args.size(); ++k) {
+    const std::string& a = args[k];
+    if (a == "--") {
+      out.insert(out.end(), args.begin() + static_cast<std::ptrdiff_t>(k), args.end());
+      break;
+    }
+    std::string flag = a, value;
+    bool has_value = false;
+    if (a.size() > 2 && a.compare(0, 2, "--") == 0 && a.find('=') != std::string::npos) {
+      flag = a.substr(0, a.find('='));
+      value = a.substr(a.find('=') + 1);
+      has_value = true;
+    }
+    if (flag.size() > 1 && flag[0] == '-') {
+      if (std::find(seen.begin(), seen.end(), flag) != seen.end())
+        throw input_error(command + ": " + flag + " given more than once");
+      seen.push_back(flag);
+    }
+    out.push_back(flag);
+    if (has_value) out.push_back(value);
+  }
+  return out;
+}
+
+/// `--help` or `-h` among a subcommand's options (before any `--`).
+bool asks_help(const std::vector<std::string>& args) {
+  for (const std::string& a : args) {
+    if (a == "--") return false;
+    if (a == "--help" || a == "-h") return true;
+  }
+  return false;
+}
+
+constexpr const char* kUsage =
+    "usage: mpiexec -n P hhg_mpi pairs [--dim 2|3] [--periodic AXES --domain BOUNDS] [FILE]\n"
+    "       mpiexec -n P hhg_mpi run [--n N | --total N] [--steps S] [--seed S] "
+    "[--scenario equal|varied] [--dim 2|3] [--periodic AXES] [--check]\n"
+    "(mpiexec -n P hhg pairs|run ... starts this program; docs/distributed.md)\n";
+
+int pairs_command(const std::vector<std::string>& raw) {
+  const std::vector<std::string> args = normalized(raw, "pairs");
   std::string file, periodic, domain;
-  bool have_file = false;
+  bool have_file = false, operands = false;
   int dim_flag = 0;
   for (std::size_t k = 0; k < args.size(); ++k) {
     auto value = [&]() -> std::string {
       if (k + 1 >= args.size()) throw input_error(args[k] + " needs a value");
       return args[++k];
     };
-    if (args[k] == "--dim") {
+    if (!operands && args[k] == "--") {
+      operands = true;
+    } else if (operands) {
+      if (have_file) throw input_error("pairs: unexpected argument '" + args[k] + "'");
+      file = args[k];
+      have_file = true;
+    } else if (args[k] == "--dim") {
       const std::string v = value();
       if (v != "2" && v != "3") throw input_error("--dim must be 2 or 3");
       dim_flag = v[0] - '0';
@@ -518,7 +573,8 @@ int run_scenario(const run_settings& o) {
   return 0;
 }
 
-int run_command(const std::vector<std::string>& args) {
+int run_command(const std::vector<std::string>& raw) {
+  const std::vector<std::string> args = normalized(raw, "run");
   std::uint64_t per_rank = 100000;
   run_settings o;
   int dim = 3;
@@ -536,7 +592,7 @@ int run_command(const std::vector<std::string>& args) {
       return args[++k];
     };
     const std::string& a = args[k];
-    if (a == "--n") {
+    if (a == "--n" || a == "-n") {  // (-n: hhg run's short form)
       per_rank = integer(a, value(), 1, std::uint64_t{1} << 32);
     } else if (a == "--total") {
       o.total = integer(a, value(), 1, std::uint64_t{1} << 32);
@@ -586,11 +642,22 @@ int scene_command(const std::vector<std::string>& args) {
   }
   if (args.size() != 3 && !(args.size() == 5 && args[3] == "--dim"))
     throw input_error("usage: hhg_mpi scene NAME N SEED [--dim 2|3] (hhg_mpi scene list: the names)");
-  const int dim = args.size() == 5 ? std::stoi(args[4]) : 3;
+  // (whole numbers only: until stop 79 "5junk" was 5, "-3" a huge seed, --dim 4 a 3-D scene)
+  auto integer = [](const char* what, const std::string& v, std::uint64_t hi) {
+    std::uint64_t x = 0;
+    const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), x, 10);
+    if (v.empty() || ec != std::errc{} || ptr != v.data() + v.size() || x > hi)
+      throw input_error(std::string("scene: ") + what + " must be an integer from 0 to " + std::to_string(hi) +
+                        ", found '" + v + "'");
+    return x;
+  };
+  if (args.size() == 5 && args[4] != "2" && args[4] != "3")
+    throw input_error("scene: --dim must be 2 or 3, found '" + args[4] + "'");
+  const int dim = args.size() == 5 ? args[4][0] - '0' : 3;
   for (const auto z : hhg::scenes::all_zoo_scenes()) {
     if (hhg::scenes::to_string(z) != args[0]) continue;
-    const std::size_t n = std::stoull(args[1]);
-    const std::uint64_t seed = std::stoull(args[2]);
+    const std::size_t n = integer("N", args[1], std::uint64_t{1} << 32);
+    const std::uint64_t seed = integer("SEED", args[2], ~std::uint64_t{0});
     auto write = [](const auto& boxes, int d) {
       std::printf("# dim %d\n", d);
       char buf[64];
@@ -626,13 +693,10 @@ int main(int argc, char** argv) {
     if (!args.empty() && args[0] == "scene") {
       status = scene_command(std::vector<std::string>(args.begin() + 1, args.end()));
     } else if (args.empty() || (args[0] != "pairs" && args[0] != "run")) {
-      if (g_rank == 0)
-        std::fprintf(stderr,
-                     "usage: mpiexec -n P hhg_mpi pairs [--dim 2|3] [--periodic AXES --domain BOUNDS] [FILE]\n"
-                     "       mpiexec -n P hhg_mpi run [--n N | --total N] [--steps S] [--seed S] "
-                     "[--scenario equal|varied] [--dim 2|3] [--periodic AXES] [--check]\n"
-                     "(mpiexec -n P hhg pairs|run ... starts this program; docs/distributed.md)\n");
+      if (g_rank == 0) std::fputs(kUsage, stderr);
       status = 2;
+    } else if (asks_help(args)) {  // (printed once; was "unknown option '--help'")
+      if (g_rank == 0) std::fputs(kUsage, stdout);
     } else {
       const std::vector<std::string> rest(args.begin() + 1, args.end());
       status = args[0] == "pairs" ? pairs_command(rest) : run_command(rest);

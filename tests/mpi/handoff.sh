@@ -39,6 +39,20 @@ else
   echo "ok: mpiexec -n $ranks hhg run runs distributed"
 fi
 expect_failure "mpiexec hhg query" "$mpiexec" "$np_flag" "$ranks" "$hhg" query --boxes "$work/boxes.txt" --point 0,0,0
+# the arguments hhg pairs takes, hhg_mpi pairs takes alike (stop 79: `--dim=3` and `--`
+# were unknown options there, a repeated flag's last value won, `--help` failed)
+expect_pairs "mpiexec hhg pairs --dim=3 FILE" "$mpiexec" "$np_flag" "$ranks" "$hhg" pairs --dim=3 "$work/boxes.txt"
+expect_pairs "mpiexec hhg pairs -- FILE" "$mpiexec" "$np_flag" "$ranks" "$hhg" pairs -- "$work/boxes.txt"
+expect_failure "mpiexec hhg pairs --dim twice" "$mpiexec" "$np_flag" "$ranks" "$hhg" pairs --dim 3 --dim 2 \
+  "$work/boxes.txt"
+"$mpiexec" "$np_flag" "$ranks" "$hhg" pairs --help >"$work/help" 2>"$work/err"
+s=$?
+if [ "$s" != 0 ] || [ "$(grep -c 'hhg_mpi pairs' "$work/help")" != 1 ]; then
+  echo "WRONG: mpiexec hhg pairs --help (status $s, $(grep -c 'hhg_mpi pairs' "$work/help") usage lines)"
+  cat "$work/help" "$work/err"; fail=1
+else
+  echo "ok: mpiexec hhg pairs --help prints the usage once"
+fi
 cp "$hhg" "$work/hhg"
 expect_failure "hhg without hhg_mpi" "$mpiexec" "$np_flag" "$ranks" "$work/hhg" pairs "$work/boxes.txt"
 expect_pairs "hhg without hhg_mpi, HHG_MPI set" env HHG_MPI="$(dirname "$hhg")/hhg_mpi" \
