@@ -24,6 +24,17 @@ std::string shortest(double v) {
   return std::string(buf, r.ptr);
 }
 
+/// "a,b,c" -> {"a", "b", "c"} (empty pieces kept: "8,,8" has three).
+std::vector<std::string> comma_pieces(const std::string& text) {
+  std::vector<std::string> out;
+  for (std::size_t at = 0;;) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    out.push_back(text.substr(at, comma - at));
+    if (comma == text.size()) return out;
+    at = comma + 1;
+  }
+}
+
 }  // namespace
 
 CLI::Validator integer_in(std::uint64_t lo, std::uint64_t hi, const std::string& label) {
@@ -79,27 +90,18 @@ void add_grid_options(CLI::App* sub, grid_options& g) {
          "--cells",
          [&g](const std::string& text) {
            g.cells.clear();
-           for (std::size_t at = 0;;) {
-             const std::size_t comma = std::min(text.find(',', at), text.size());
-             g.cells.push_back(static_cast<std::uint32_t>(std::stoul(text.substr(at, comma - at))));
-             if (comma == text.size()) break;
-             at = comma + 1;
-           }
+           for (const std::string& piece : comma_pieces(text))
+             g.cells.push_back(static_cast<std::uint32_t>(std::stoul(piece)));
          },
          "Initial cells per axis of a new grid: one value for every axis or one per axis "
          "(comma-separated); powers of two >= 4, at most 2^24 cells in all (default 16)")
       ->type_name("C[,C,C]")
       ->check(CLI::Validator(
           [cell_count](std::string& text) -> std::string {
-            std::size_t pieces = 0;
-            for (std::size_t at = 0;; ++pieces) {
-              const std::size_t comma = std::min(text.find(',', at), text.size());
-              std::string piece = text.substr(at, comma - at);
+            const std::vector<std::string> pieces = comma_pieces(text);
+            for (std::string piece : pieces)
               if (std::string e = cell_count(piece); !e.empty()) return e;
-              if (comma == text.size()) break;
-              at = comma + 1;
-            }
-            if (pieces >= 3) return "takes 1 to 3 comma-separated values, got '" + text + "'";
+            if (pieces.size() > 3) return "takes 1 to 3 comma-separated values, got '" + text + "'";
             return {};
           },
           ""))
