@@ -100,27 +100,20 @@ void periodic_pairs(const periodic_domain<D, T>& d, std::span<const box<D, T>> b
                   "hhg::periodic_pairs: box " + std::to_string(k) +
                       (p == box_problem::nan_coordinate ? " has a NaN coordinate" : " has min > max") + " on axis " +
                       std::to_string(axis));
-    std::uint64_t images = 1;
+    // the limits and their message: periodic_box_problem's, as the distributed
+    // version reports them (one text; until stop 79 this loop had its own)
+    if (const std::string problem = periodic_box_problem(d, b); !problem.empty())
+      throw error(errc::out_of_domain, "hhg::periodic_pairs: box " + std::to_string(k) + ": " + problem);
     for (int i = 0; i < D; ++i) {
       if (!d.periodic[i]) {
         ranges[k][2 * i] = ranges[k][2 * i + 1] = 0;
         continue;
       }
       const double mn = b.min[i], mx = b.max[i], L = period[i];
-      if (!std::isfinite(mn) || !std::isfinite(mx) || mx - mn > max_span_periods * L ||
-          mn < lo[i] - max_distance_periods * L || mx > hi[i] + max_distance_periods * L)
-        throw error(errc::out_of_domain, "hhg::periodic_pairs: box " + std::to_string(k) + " on periodic axis " +
-                                             std::to_string(i) +
-                                             " is infinite, spans more than 64 periods, or lies more than 1024 "
-                                             "periods from the domain");
       const auto t_lo = first_shift(lo[i], L, mx);
-      const auto t_hi = last_shift(hi[i], L, mn);
       ranges[k][2 * i] = t_lo;
-      ranges[k][2 * i + 1] = std::max(t_lo, t_hi);
-      images *= static_cast<std::uint64_t>(ranges[k][2 * i + 1] - t_lo + 1);
+      ranges[k][2 * i + 1] = std::max(t_lo, last_shift(hi[i], L, mn));
     }
-    if (images > max_images)
-      throw error(errc::out_of_domain, "hhg::periodic_pairs: box " + std::to_string(k) + " has more than 65536 images");
   }
 
   // Candidates: the enlarged images near the domain in a hash grid.

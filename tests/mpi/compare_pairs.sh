@@ -26,6 +26,9 @@ compare() {  # file, label, extra flags of pairs...
     fail=1
   elif [ "$s" = 2 ] && ! grep -q '^hhg: ' "$work/mpi.err"; then
     echo "NO 'hhg: ' MESSAGE: $label"; cat "$work/mpi.err"; fail=1
+  elif [ "$s" = 2 ] && [ "$(grep -m1 '^hhg: ' "$work/serial.err")" != "$(grep -m1 '^hhg: ' "$work/mpi.err")" ]; then
+    # one text for a problem (stop 79: a box out of a periodic domain read differently)
+    echo "OTHER MESSAGE: $label"; grep -m1 '^hhg: ' "$work/serial.err" "$work/mpi.err"; fail=1
   else
     echo "same: $label ($(wc -l <"$work/serial.out") lines, status $s)"
   fi
@@ -51,6 +54,8 @@ printf '0 0 0 1 1\n' >"$work/bad3.txt"
 compare "$work/bad3.txt" "bad input: too few numbers"
 : >"$work/empty.txt"
 compare "$work/empty.txt" "empty input"
+printf '0 0 0 1 1 1\n0 0 0 1000 1 1\n' >"$work/far.txt"
+compare "$work/far.txt" "bad input: a box 100 periods wide" --periodic x --domain 0,10
 
 # Periodic scenes in [-5, 5) per axis (awk: the same file for both sides).
 periodic_scene() {  # dim seed n
