@@ -323,12 +323,32 @@ bool hash_grids<D, T>::for_each_overlapping(const box_type& q, object_visitor v)
   });
 }
 
+namespace detail {
+// Runs fill, which appends to out, and leaves in out only what it appended.
+// out is untouched when fill throws: bad input is found before anything is
+// appended, and what was appended before an out-of-memory is dropped. (Until
+// stop 79 the query forms below cleared out first, so a rejected query emptied
+// the caller's earlier results: "bad query input has no effect".)
+template <class V, class F>
+void replace_with(std::vector<V>& out, F&& fill) {
+  const std::size_t old = out.size();
+  try {
+    fill();
+  } catch (...) {
+    out.resize(old);
+    throw;
+  }
+  out.erase(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(old));
+}
+}  // namespace detail
+
 template <int D, class T>
 void hash_grids<D, T>::overlapping(const box_type& q, std::vector<handle>& out) const {
-  out.clear();
-  for_each_overlapping(q, [&](handle h) {
-    out.push_back(h);
-    return true;
+  detail::replace_with(out, [&] {
+    for_each_overlapping(q, [&](handle h) {
+      out.push_back(h);
+      return true;
+    });
   });
 }
 
@@ -350,10 +370,11 @@ bool hash_grids<D, T>::for_each_containing(const std::array<T, D>& p, object_vis
 
 template <int D, class T>
 void hash_grids<D, T>::containing(const std::array<T, D>& p, std::vector<handle>& out) const {
-  out.clear();
-  for_each_containing(p, [&](handle h) {
-    out.push_back(h);
-    return true;
+  detail::replace_with(out, [&] {
+    for_each_containing(p, [&](handle h) {
+      out.push_back(h);
+      return true;
+    });
   });
 }
 
@@ -379,10 +400,11 @@ bool hash_grids<D, T>::for_each_in_sphere(const std::array<T, D>& center, double
 
 template <int D, class T>
 void hash_grids<D, T>::in_sphere(const std::array<T, D>& center, double radius, std::vector<handle>& out) const {
-  out.clear();
-  for_each_in_sphere(center, radius, [&](handle h) {
-    out.push_back(h);
-    return true;
+  detail::replace_with(out, [&] {
+    for_each_in_sphere(center, radius, [&](handle h) {
+      out.push_back(h);
+      return true;
+    });
   });
 }
 
@@ -405,10 +427,11 @@ bool hash_grids<D, T>::for_each_ray_hit(const ray<D, T>& r, ray_visitor v) const
 
 template <int D, class T>
 void hash_grids<D, T>::ray_hits(const ray<D, T>& r, std::vector<ray_hit>& out) const {
-  out.clear();
-  for_each_ray_hit(r, [&](handle h, double t) {
-    out.push_back({h, t});
-    return true;
+  detail::replace_with(out, [&] {
+    for_each_ray_hit(r, [&](handle h, double t) {
+      out.push_back({h, t});
+      return true;
+    });
   });
   std::sort(out.begin(), out.end(),
             [](const ray_hit& x, const ray_hit& y) { return x.t < y.t || (x.t == y.t && x.id.index < y.id.index); });

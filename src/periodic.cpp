@@ -167,8 +167,14 @@ void periodic_pairs(const periodic_domain<D, T>& d, std::span<const box<D, T>> b
     for (int i = 0; i < D; ++i) {
       if (!d.periodic[i]) continue;
       const double L = period[i];
-      s_lo[i] = static_cast<std::int32_t>(std::floor((static_cast<double>(a.min[i]) - b.max[i]) / L)) - 1;
-      s_hi[i] = static_cast<std::int32_t>(std::ceil((static_cast<double>(a.max[i]) - b.min[i]) / L)) + 1;
+      // (halves: a.min - b.max overflowed for a period near the largest
+      // double, and the cast of an infinite shift skipped pairs; stop 79)
+      s_lo[i] = static_cast<std::int32_t>(
+                    std::floor((static_cast<double>(a.min[i]) * 0.5 - static_cast<double>(b.max[i]) * 0.5) / L * 2)) -
+                1;
+      s_hi[i] = static_cast<std::int32_t>(
+                    std::ceil((static_cast<double>(a.max[i]) * 0.5 - static_cast<double>(b.min[i]) * 0.5) / L * 2)) +
+                1;
     }
     s = s_lo;
     while (true) {

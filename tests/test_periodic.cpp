@@ -28,9 +28,14 @@ std::vector<periodic_pair<D>> brute(const periodic_domain<D, T>& d, const std::v
       std::array<std::int32_t, D> lo{}, hi{}, s{};
       for (int i = 0; i < D; ++i) {
         if (!d.periodic[i]) continue;
-        const double L = static_cast<double>(d.bounds.max[i] - d.bounds.min[i]);
-        lo[i] = static_cast<std::int32_t>(std::floor((double(boxes[a].min[i]) - boxes[b].max[i]) / L)) - 2;
-        hi[i] = static_cast<std::int32_t>(std::ceil((double(boxes[a].max[i]) - boxes[b].min[i]) / L)) + 2;
+        // (in long double: its exponent range holds the differences of any
+        // two doubles, which overflow in double near the top of the range)
+        const auto L = static_cast<long double>(static_cast<double>(d.bounds.max[i] - d.bounds.min[i]));
+        lo[i] =
+            static_cast<std::int32_t>(std::floor((static_cast<long double>(boxes[a].min[i]) - boxes[b].max[i]) / L)) -
+            2;
+        hi[i] =
+            static_cast<std::int32_t>(std::ceil((static_cast<long double>(boxes[a].max[i]) - boxes[b].min[i]) / L)) + 2;
       }
       s = lo;
       while (true) {
@@ -231,6 +236,24 @@ TEST(Periodic, DomainsNearTheLargestDouble) {
         b.max[i] = b.min[i] + L * 0.2 * r.uniform();  // (some cross the face at hi)
       }
     EXPECT_GT(expect_exact(d, boxes), 0u) << "pairs through the faces";
+  }
+}
+
+// The review of stop 79's second case: a pair whose boxes lie two periods
+// apart near the top of the range (a.max - b.min overflowed in the shift range
+// of the exact test: the pair (0, 1, {3, 0}) was missing), and its mirror.
+TEST(Periodic, ShiftRangesOfPairsNearTheLargestDouble) {
+  for (const double sign : {1.0, -1.0}) {
+    periodic_domain<2, double> d;
+    d.bounds.min = {0, 0};
+    d.bounds.max = {0x1p1022, 1};
+    d.periodic = {true, false};
+    std::vector<box<2, double>> boxes(2);
+    boxes[0].min = {sign > 0 ? 0x1p1023 : -0x1.8p1023, 0};
+    boxes[0].max = {sign > 0 ? 0x1.8p1023 : -0x1p1023, 1};
+    boxes[1].min = boxes[1].max = {sign > 0 ? -0x1p1022 : 0x1p1022, 0};
+    boxes[1].max[1] = 1;
+    EXPECT_GT(expect_exact(d, boxes), 1u) << sign;
   }
 }
 

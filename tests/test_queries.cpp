@@ -451,4 +451,35 @@ TEST(Queries, LongRaysOverWrappedSmallGrids) {
   }
 }
 
+// "Bad query input throws hhg::error and has no effect": the caller's vector
+// keeps what it held (until stop 79 overlapping, containing, in_sphere and
+// ray_hits cleared it before the input was checked; nearest did not).
+TEST(Queries, RejectedQueryLeavesTheOutputAlone) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  hhg::hash_grids<3, double> g;
+  const handle a = g.insert(hhg::box<3, double>{{0, 0, 0}, {1, 1, 1}});
+  const std::vector<handle> kept{a};
+  std::vector<handle> out = kept;
+  EXPECT_THROW(g.overlapping(hhg::box<3, double>{{2, 0, 0}, {1, 1, 1}}, out), hhg::error);
+  EXPECT_EQ(out, kept);
+  EXPECT_THROW(g.containing({nan, 0, 0}, out), hhg::error);
+  EXPECT_EQ(out, kept);
+  EXPECT_THROW(g.in_sphere({0, 0, 0}, -1.0, out), hhg::error);
+  EXPECT_EQ(out, kept);
+  EXPECT_THROW(g.nearest({nan, 0, 0}, 1, out), hhg::error);
+  EXPECT_EQ(out, kept);
+  std::vector<ray_hit> hits;
+  g.ray_hits(hhg::ray<3, double>{{-1, 0.5, 0.5}, {1, 0, 0}, 10}, hits);
+  ASSERT_EQ(hits.size(), 1u);
+  EXPECT_THROW(g.ray_hits(hhg::ray<3, double>{{-1, 0.5, 0.5}, {1, 0, 0}, -1}, hits), hhg::error);
+  ASSERT_EQ(hits.size(), 1u);
+  EXPECT_EQ(hits[0].id, a);
+  // and a good query replaces the contents, as before
+  out = {a, a, a};
+  g.overlapping(hhg::box<3, double>{{5, 5, 5}, {6, 6, 6}}, out);
+  EXPECT_TRUE(out.empty());
+  g.in_sphere({0, 0, 0}, 0.5, out);
+  EXPECT_EQ(out, kept);
+}
+
 }  // namespace

@@ -99,7 +99,7 @@ class cell_list {
  public:
   using point = std::array<T, D>;
 
-  /// Sorts the points into cells of edge >= r. Throws hhg::error
+  /// Sorts the points into cells of edge slightly above r / 2 (cell_edge()). Throws hhg::error
   /// (nan_coordinate) for a non-finite coordinate or radius, (inverted_box)
   /// for r < 0, (bad_config) for r > kMaxRadius, (capacity) for 2^32 points or more. O(N log N).
   void build(const std::vector<point>& points, double r);
@@ -133,7 +133,7 @@ class cell_list {
 
   std::size_t size() const noexcept { return index_.size(); }
   double radius() const noexcept { return r_; }
-  /// Edge of a cell (>= radius()).
+  /// Edge of a cell: max(r / 2, max|coordinate| * 2^-30, 2^-1000) * (1 + 2^-10).
   double cell_edge() const noexcept { return h_; }
 
  private:

@@ -65,9 +65,14 @@ pair_list<D> brute(const hhg::periodic_domain<D, T>& d, const std::vector<hhg::b
       std::array<std::int32_t, D> lo{}, hi{}, s{};
       for (int i = 0; i < D; ++i) {
         if (!d.periodic[i]) continue;
-        const double L = static_cast<double>(d.bounds.max[i] - d.bounds.min[i]);
-        lo[i] = static_cast<std::int32_t>(std::floor((double(boxes[a].min[i]) - double(boxes[b].max[i])) / L)) - 2;
-        hi[i] = static_cast<std::int32_t>(std::ceil((double(boxes[a].max[i]) - double(boxes[b].min[i])) / L)) + 2;
+        // (long double: its exponent range holds the difference of any two
+        // doubles, which overflows in double near the top of the range)
+        const auto L = static_cast<long double>(static_cast<double>(d.bounds.max[i] - d.bounds.min[i]));
+        lo[i] =
+            static_cast<std::int32_t>(std::floor((static_cast<long double>(boxes[a].min[i]) - boxes[b].max[i]) / L)) -
+            2;
+        hi[i] =
+            static_cast<std::int32_t>(std::ceil((static_cast<long double>(boxes[a].max[i]) - boxes[b].min[i]) / L)) + 2;
       }
       s = lo;
       while (true) {
