@@ -23,6 +23,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -225,7 +226,8 @@ std::vector<std::string> normalized(const std::vector<std::string>& args, const 
       value = a.substr(a.find('=') + 1);
       has_value = true;
     }
-    if (flag.size() > 1 && flag[0] == '-') {
+    const bool number = flag.size() > 1 && (std::isdigit(static_cast<unsigned char>(flag[1])) || flag[1] == '.');
+    if (flag.size() > 1 && flag[0] == '-' && !number) {  // (a value such as -5,5 is no flag)
       if (std::find(seen.begin(), seen.end(), flag) != seen.end())
         throw input_error(command + ": " + flag + " given more than once");
       seen.push_back(flag);
