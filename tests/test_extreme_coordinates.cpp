@@ -104,7 +104,9 @@ std::vector<std::pair<std::string, boxes_of<D, T>>> extreme_scenes() {
 
 template <int D, class T>
 void check_every_method() {
-  for (const auto& [scene, bs] : extreme_scenes<D, T>()) {
+  for (const auto& named : extreme_scenes<D, T>()) {
+    const std::string& scene = named.first;  // (not structured bindings: clang 14 cannot capture them)
+    const boxes_of<D, T>& bs = named.second;
     hhg::brute_force<D, T> bf;
     const auto want = hhg::all_pairs(bf, std::span<const hhg::box<D, T>>(bs));
     for (const std::string_view name : hhg::all_methods::names()) {
