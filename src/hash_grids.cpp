@@ -573,6 +573,7 @@ void hash_grids<D, T>::clear() {
   for (std::uint32_t i = 0; i < s.slots.size(); ++i)
     if (s.slots[i].place() != detail::kPlaceFree) s.release_slot(i);
   s.grids.clear();
+  s.keys_current = false;
   s.levels.clear();
   s.list.clear();
   s.apart.clear();

@@ -34,6 +34,7 @@ struct slow_scene {
   std::vector<std::array<double, D>> vel;
   std::vector<char> live;
   bool unbounded = true;  // a rare unbounded box (kept apart: the bulk move is then refused)
+  bool resized = true;    // a rare size change (another grid level)
 
   slow_scene(std::uint64_t seed, std::size_t n)
       : r(seed), edge(std::pow(static_cast<double>(n), 1.0 / D) * (D == 3 ? 1.6 : 1.3)) {
@@ -88,7 +89,7 @@ struct slow_scene {
         b.min[a] = static_cast<T>(static_cast<double>(b.min[a]) + d);
         b.max[a] = static_cast<T>(static_cast<double>(b.max[a]) + d);
       }
-      if (r.below(300) == 0) {
+      if (resized && r.below(300) == 0) {
         const double f = r.uniform(0.2, 5.0);
         for (int a = 0; a < D; ++a)
           b.max[a] = static_cast<T>(static_cast<double>(b.min[a]) + (static_cast<double>(b.max[a]) - b.min[a]) * f);
@@ -263,6 +264,122 @@ TEST(Coherent, InPlaceBatchEqualsMovesOneByOne) {
     a.validate();
   }
   EXPECT_GT(a.path_counts().batch_in_place, 0u);
+}
+
+// The bulk move's merge (the objects that changed cell merged into the last
+// move's order instead of every key sorted) lays the grid out exactly as the
+// sort does: two structures, one that merges whenever it may and one that
+// never does, give the same pairs in the same order at every step (one
+// with two workers), and brute force's. Between some batches a single
+// insert, removal or move to another cell, or a batch in another order,
+// makes the last order stale: that batch sorts, and the next merges again.
+// validate() checks the kept order against the objects' cells every step.
+template <int D, class T>
+void merged_equals_sorted(std::uint64_t seed, hhg::executor* ex) {
+  using box_t = hhg::box<D, T>;
+  slow_scene<D, T> sc(seed, 1200);
+  sc.unbounded = false;
+  sc.resized = false;  // (one grid: the merge is for one grid)
+  hhg::hash_grids<D, T> a, b;
+  auto ta = small_tuning(), tb = small_tuning();
+  ta.merge_ratio = 1;  // whatever changed in the last batch
+  tb.merge_ratio = 0;  // never
+  a.set_tuning(ta);
+  b.set_tuning(tb);
+  if (ex != nullptr) a.set_executor(ex);
+  std::vector<handle> ha = a.insert(std::span<const box_t>(sc.boxes)), hb = b.insert(std::span<const box_t>(sc.boxes));
+  ASSERT_EQ(a.stats().grids.size(), 1u);
+  std::vector<handle_pair> pa, pb;
+  std::uint64_t merged = 0, stale = 0;
+  for (int s = 0; s < 40; ++s) {
+    sc.step();
+    const std::uint64_t before = a.path_counts().batch_merged;
+    if (s % 8 == 7) {  // a batch in reverse order: not merged (the slots are not the positions)
+      std::vector<handle> rh(ha.rbegin(), ha.rend()), rbh(hb.rbegin(), hb.rend());
+      std::vector<box_t> rb(sc.boxes.rbegin(), sc.boxes.rend());
+      a.move(std::span<const handle>(rh), std::span<const box_t>(rb));
+      b.move(std::span<const handle>(rbh), std::span<const box_t>(rb));
+      EXPECT_EQ(a.path_counts().batch_merged, before) << "step " << s;
+      ++stale;
+    } else {
+      a.move(std::span<const handle>(ha), std::span<const box_t>(sc.boxes));
+      b.move(std::span<const handle>(hb), std::span<const box_t>(sc.boxes));
+      // merged unless the last step ended with a single change or was the first
+      const bool expect = s > 0 && s % 8 != 0 && s % 5 != 1;
+      EXPECT_EQ(a.path_counts().batch_merged, before + (expect ? 1 : 0)) << "step " << s;
+      merged += expect;
+    }
+    ASSERT_EQ(a.path_counts().batch_bulk, b.path_counts().batch_bulk) << "step " << s;
+    if (s % 5 == 0) {  // single changes after the batch: the kept order is stale
+      const std::size_t i = sc.r.below(sc.boxes.size());
+      if ((s / 5) % 2 == 0) {  // moved to another cell (far)
+        sc.boxes[i] = sc.make();
+        a.move(ha[i], sc.boxes[i]);
+        b.move(hb[i], sc.boxes[i]);
+      } else {  // two objects swap places (the same cells, held by others)
+        const std::size_t j = (i + 1) % sc.boxes.size();
+        std::swap(sc.boxes[i], sc.boxes[j]);
+        a.move(ha[i], sc.boxes[i]);
+        a.move(ha[j], sc.boxes[j]);
+        b.move(hb[i], sc.boxes[i]);
+        b.move(hb[j], sc.boxes[j]);
+      }
+      ++stale;
+    }
+    a.find_pairs(pa);
+    b.find_pairs(pb);
+    ASSERT_EQ(pa, pb) << "step " << s;  // the same layout: the same pairs in the same order
+    ASSERT_EQ(canonical(pa), brute(sc, ha)) << "step " << s;
+    a.validate();
+    b.validate();
+  }
+  EXPECT_EQ(a.path_counts().batch_merged, merged);
+  EXPECT_GT(merged, 20u);
+  EXPECT_GT(stale, 10u);
+  EXPECT_EQ(b.path_counts().batch_merged, 0u);
+  // Removed and inserted again (its slot comes back, a generation later):
+  // the next batch is not in slot order, and sorts.
+  const std::size_t i = 17;
+  a.remove(ha[i]);
+  b.remove(hb[i]);
+  sc.boxes[i] = sc.make();
+  ha[i] = a.insert(sc.boxes[i]);
+  hb[i] = b.insert(sc.boxes[i]);
+  sc.step();
+  const std::uint64_t bulk = a.path_counts().batch_bulk;
+  a.move(std::span<const handle>(ha), std::span<const box_t>(sc.boxes));
+  b.move(std::span<const handle>(hb), std::span<const box_t>(sc.boxes));
+  EXPECT_EQ(a.path_counts().batch_bulk, bulk + 1);
+  EXPECT_EQ(a.path_counts().batch_merged, merged);
+  a.find_pairs(pa);
+  b.find_pairs(pb);
+  EXPECT_EQ(pa, pb);
+  EXPECT_EQ(canonical(pa), brute(sc, ha));
+  a.validate();
+  // Copies keep no key list (scratch): copied, or assigned over a structure
+  // with a list of its own, they sort, and stay exact.
+  a.move(std::span<const handle>(ha), std::span<const box_t>(sc.boxes));  // (in slot order again: a list kept)
+  hhg::hash_grids<D, T> c = a, d = b;
+  c.validate();
+  d.move(std::span<const handle>(hb), std::span<const box_t>(sc.boxes));  // a list of its own
+  d = a;
+  d.validate();
+  for (hhg::hash_grids<D, T>* x : {&c, &d}) {
+    const std::uint64_t was = x->path_counts().batch_merged;
+    sc.step();
+    x->move(std::span<const handle>(ha), std::span<const box_t>(sc.boxes));
+    x->validate();
+    x->find_pairs(pa);
+    EXPECT_EQ(canonical(pa), brute(sc, ha));
+    EXPECT_EQ(x->path_counts().batch_merged, was);
+  }
+}
+
+TEST(Coherent, MergedBatchesLayOutAsSortedOnes) { merged_equals_sorted<3, double>(51, nullptr); }
+TEST(Coherent, MergedBatchesLayOutAsSortedOnes2DFloat) { merged_equals_sorted<2, float>(52, nullptr); }
+TEST(CoherentThreads, MergedBatchesLayOutAsSortedOnes) {
+  hhg::thread_pool pool(2);
+  merged_equals_sorted<3, double>(53, &pool);
 }
 
 // A batch of consecutive slots with a bad box or a stale handle changes

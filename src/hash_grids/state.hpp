@@ -32,6 +32,25 @@ struct not_copied : X {
   not_copied& operator=(not_copied&&) = default;
 };
 
+// A fact about not_copied scratch: false in a copy (whose scratch is empty,
+// or, assigned, still the old one's).
+struct not_copied_flag {
+  bool on = false;
+  not_copied_flag() = default;
+  not_copied_flag(const not_copied_flag&) {}
+  not_copied_flag& operator=(const not_copied_flag&) {
+    on = false;
+    return *this;
+  }
+  not_copied_flag(not_copied_flag&&) = default;
+  not_copied_flag& operator=(not_copied_flag&&) = default;
+  not_copied_flag& operator=(bool b) {
+    on = b;
+    return *this;
+  }
+  explicit operator bool() const { return on; }
+};
+
 template <int D, class T>
 struct hash_grids_state : grid_types<D, T> {
   using base = grid_types<D, T>;
@@ -112,8 +131,17 @@ struct hash_grids_state : grid_types<D, T> {
   not_copied<std::vector<big_vector<bulk_key>>> bulk_keys;  // per grid id
   not_copied<big_vector<bulk_key>> bulk_tmp;
   not_copied<big_vector<std::uint8_t>> bulk_reach;  // bulk move: each moved object's reach bits, by batch position
-  not_copied<std::vector<entry>> tmp;               // rebuild
-  std::size_t last_batch_changed = 0, last_batch_size = 0;  // bulk move: objects that changed cell, moves
+  not_copied<std::vector<bulk_key>> changers, changers_tmp;  // bulk move, merge: the objects that changed cell
+  not_copied<std::vector<std::uint64_t>> changer_bits;       // bulk move, merge: one bit per slot that changed cell
+  not_copied<std::vector<entry>> tmp;                        // rebuild
+  std::size_t last_batch_changed = 0, last_batch_size = 0;   // bulk move: objects that changed cell, moves
+  // bulk_keys[0] lists every object of the only grid, (cell, slot), sorted
+  // by cell and then slot: the order the last bulk move laid them out in
+  // (set by a bulk move of every object in slot order; cleared by anything
+  // that adds, removes or re-cells a grid object). The next such move then
+  // merges the objects that changed cell into it instead of sorting all
+  // (bulk_move, "merge"). validate() checks it.
+  not_copied_flag keys_current;
   // The last detection found most grid objects in grids whose rows hold
   // tune.row_cells cells or more on average (the row walk's grids; counted
   // while the grids hold fewer than tune.bulk_rows_min objects): a batch
@@ -149,6 +177,7 @@ struct hash_grids_state : grid_types<D, T> {
     levels.reserve(levels.size() + 1);
     grids.reserve(grids.size() + 1);
     grids.push_back(std::move(g));
+    keys_current = false;  // (a second grid: the keys are per grid; see bulk_move)
     const auto id = static_cast<std::uint32_t>(grids.size() - 1);
     levels.insert(levels.begin() + static_cast<std::ptrdiff_t>(level_pos), id);
     return id;
@@ -755,9 +784,13 @@ struct hash_grids_state : grid_types<D, T> {
     std::vector<std::uint64_t>().swap(pending);
   }
   void release_bulk_scratch() noexcept {
+    keys_current = false;
     std::vector<big_vector<bulk_key>>().swap(bulk_keys);
     big_vector<bulk_key>().swap(bulk_tmp);
     big_vector<std::uint8_t>().swap(bulk_reach);
+    std::vector<bulk_key>().swap(changers);
+    std::vector<bulk_key>().swap(changers_tmp);
+    std::vector<std::uint64_t>().swap(changer_bits);
     std::vector<std::uint64_t>().swap(pending);
     std::vector<regrid_move>().swap(regrid);
   }
@@ -780,7 +813,8 @@ struct hash_grids_state : grid_types<D, T> {
     std::size_t b = sizeof(*this) + capacity_bytes(grids) + capacity_bytes(levels) + capacity_bytes(list) +
                     capacity_bytes(apart) + capacity_bytes(slots) + capacity_bytes(tmp) + capacity_bytes(deferred) +
                     capacity_bytes(deferred_tmp) + capacity_bytes(pending) + capacity_bytes(regrid) +
-                    capacity_bytes(bulk_keys) + capacity_bytes(bulk_tmp) + capacity_bytes(bulk_reach);
+                    capacity_bytes(bulk_keys) + capacity_bytes(bulk_tmp) + capacity_bytes(bulk_reach) +
+                    capacity_bytes(changers) + capacity_bytes(changers_tmp) + capacity_bytes(changer_bits);
     for (const auto& k : bulk_keys) b += capacity_bytes(k);
     for (const grid& g : grids) b += grid_bytes(g) - sizeof(grid);
     return b;
@@ -825,6 +859,8 @@ struct hash_grids_state : grid_types<D, T> {
   bool bulk_move(std::span<const handle> hs, std::span<const box_t> bs, std::size_t& checked,
                  const std::uint8_t* fresh_grids = nullptr);
   bool bulk_insert(std::span<const box_t> bs, std::span<const double> effs, std::vector<handle>& out);
+  void merge_changed(big_vector<bulk_key>& keys, std::span<const std::size_t> changed_in, std::size_t chunk,
+                     std::uint32_t bits);
   void lay_out_new(std::span<const box_t> bs, std::span<const double> effs, std::span<const handle> handles,
                    std::vector<std::uint32_t>& placed);
 

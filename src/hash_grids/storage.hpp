@@ -119,6 +119,7 @@ void hash_grids_state<D, T>::add_to_grid(std::uint32_t gid, const entry& e) {
   s.set_place(gid);
   ++oc.count;
   ++g.objects;
+  keys_current = false;
 }
 
 template <int D, class T>
@@ -135,6 +136,7 @@ void hash_grids_state<D, T>::remove_from_grid(std::uint32_t gid, std::uint32_t c
   g.pool[last] = sentinel();
   --oc.count;
   --g.objects;
+  keys_current = false;
   if (oc.count == 0) {
     free_block(g, oc.block, static_cast<int>(oc.klass));
     ref = 0;
@@ -163,6 +165,7 @@ void hash_grids_state<D, T>::reset_grid(grid& g) {
   g.pool.clear();
   for (auto& fl : g.free_blocks) fl.clear();
   g.objects = 0;
+  keys_current = false;
   g.displaced = 0;
   g.ordered = false;
   g.ordered_end = 0;

@@ -141,6 +141,18 @@ void hash_grids_state<D, T>::validate() const {
     }
   }
   if (grid_objects + list.size() + apart.size() != count) broken("objects are lost");
+  if (keys_current) {  // (bulk_move's merge: the last key list is the only grid's objects by (cell, slot))
+    if (grids.size() != 1 || bulk_keys.size() != 1 || bulk_keys[0].size() != grids[0].objects)
+      broken("the current key list does not list the grid's objects");
+    const auto& keys = bulk_keys[0];
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+      const bulk_key& key = keys[k];
+      if (key.src >= slots.size() || slots[key.src].place() != 0 || slots[key.src].cell != key.code)
+        broken("the current key list names an object out of its cell");
+      if (k > 0 && (keys[k - 1].code > key.code || (keys[k - 1].code == key.code && keys[k - 1].src >= key.src)))
+        broken("the current key list is out of order");
+    }
+  }
   if (!active && grid_objects != 0) broken("grid objects before activation");
 }
 

@@ -30,6 +30,8 @@ struct tuning {
   std::size_t bulk_rows_min = 4096;       // a smaller one is only when the last detection found dense rows
   std::size_t bulk_changed_ratio = 1000;  // bulk move when >= 1/1000 of the last batch changed cell (docs: Batch moves)
   std::size_t chunk_moves = 16384;        // moves of a bulk-move chunk
+  std::size_t merge_ratio =
+      8;  // the bulk move merges the cell changes into the last order when <= 1/8 changed cell last batch (0: never)
   // levels
   int axis_scale_max_log2 = 5;  // a batch's cells may be up to 2^5 times shorter on some axes (0: cubes)
   int spread_max_log2 = 10;     // a batch's first level may get cells up to 2^10 times its objects' (0: never)
@@ -46,6 +48,7 @@ struct path_counters {
   std::uint64_t rows_uniform = 0;   // ordered walks whose rows were indexed over the grid's whole x range
   std::uint64_t compactions = 0;
   std::uint64_t batch_one_by_one = 0, batch_two_pass = 0, batch_bulk = 0, bulk_inserts = 0;
+  std::uint64_t batch_merged = 0;      // bulk moves that merged the objects that changed cell into the last order
   std::uint64_t bulk_activations = 0;  // insert(span) into an empty structure: activated with no object, all in bulk
   std::uint64_t batch_in_place = 0;    // two-pass batches whose first pass ran in pool order (consecutive slots)
   std::uint64_t rebuilds = 0, grid_growths = 0;
