@@ -17,13 +17,13 @@
 
 #include "hhg/error.hpp"
 #include "hhg/hash_grids.hpp"
+#include "periodic_limits.hpp"
 
 namespace hhg {
 
 namespace {
-constexpr double max_span_periods = 64;         // a box spans at most this many periods on an axis
-constexpr double max_distance_periods = 1024;   // and lies within this many periods of the domain
-constexpr std::uint64_t max_images = 1u << 16;  // images of one box near the domain
+constexpr double max_span_periods = 64;        // a box spans at most this many periods on an axis
+constexpr double max_distance_periods = 1024;  // and lies within this many periods of the domain
 
 // The shifts t of a box [mn, mx] whose image meets [lo - L/4, hi + L/4]:
 // ceil((lo - L/4 - mx) / L) to floor((hi + L/4 - mn) / L), the differences taken
@@ -38,6 +38,12 @@ std::int64_t last_shift(double hi, double L, double mn) {
   return static_cast<std::int64_t>(std::floor((hi * 0.25 + L / 16 - mn * 0.25) / L * 4));
 }
 }  // namespace
+
+namespace detail {
+std::string too_many_images_problem() {
+  return "the box has more than " + std::to_string(periodic_max_images) + " images";
+}
+}  // namespace detail
 
 template <int D, class T>
 void validate_domain(const periodic_domain<D, T>& d) {
@@ -65,7 +71,7 @@ std::string periodic_box_problem(const periodic_domain<D, T>& d, const box<D, T>
     const auto t_lo = first_shift(lo, L, mx);
     const auto t_hi = last_shift(hi, L, mn);
     images *= static_cast<std::uint64_t>(std::max(t_lo, t_hi) - t_lo + 1);
-    if (images > max_images) return "the box has more than 65536 images";
+    if (images > periodic_max_images) return detail::too_many_images_problem();
   }
   return {};
 }

@@ -29,6 +29,9 @@
 
 namespace hhg {
 
+/// The most images near the domain one box may have (periodic_box_problem).
+inline constexpr std::uint64_t periodic_max_images = std::uint64_t{1} << 16;
+
 template <int D, class T>
 struct periodic_domain {
   /// The domain [min, max) on the periodic axes (ignored on the others).

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "../periodic_limits.hpp"
 #include "hhg/hash_grids.hpp"
 
 namespace hhg {
@@ -128,7 +129,7 @@ struct distributed_state {
   void set_domain(const periodic_domain<D, T>& d) {
     periodic = true;
     dom = d;
-    constexpr double eps = std::numeric_limits<T>::epsilon();
+    constexpr double top = static_cast<double>(std::numeric_limits<T>::max());
     for (int i = 0; i < D; ++i) {
       clip.min[i] = -std::numeric_limits<T>::infinity();
       clip.max[i] = std::numeric_limits<T>::infinity();
@@ -136,24 +137,80 @@ struct distributed_state {
       plo[i] = d.bounds.min[i];
       phi[i] = d.bounds.max[i];
       period[i] = static_cast<double>(d.bounds.max[i] - d.bounds.min[i]);  // as periodic_image computes it
-      // Far more than the rounding of any image, wrap or cast (a few roundings
-      // of numbers below |lo| + |hi| + 2100 L); periodic_pairs adds L / 1024 for
-      // its candidate search, not needed here (it would make every image
-      // larger by that: 5x the candidates of unit cubes in a domain of edge 360).
-      // (term by term: the sum overflowed to +inf for a period above ~8.7e304,
-      // the shift range below was then NaN and no image was made: no pairs,
-      // until stop 79)
-      delta[i] = 64 * eps * std::abs(plo[i]) + 64 * eps * std::abs(phi[i]) + (64 * 2052 * eps) * period[i];
+      // delta = 4 U, U the ulp of T at m = max(|lo|, |hi|) + 4096 L: no number
+      // the proof rounds (an image of a box within 1024 periods, a shift times
+      // L, p, q) exceeds m, so each rounding moves it by at most U / 2; the
+      // images and q are off by at most 3 U in all, the widening's own
+      // rounding takes U / 2 more (docs/distributed.md, "the bound on delta").
+      // Until stop 80 delta was 64 eps (|lo| + |hi| + 2052 L): 2.8 periods for
+      // a period of 1 at 1e14, thousands of images per box, out of memory.
+      // (m saturates at the largest T: every finite number is below it.)
+      const double m = std::min(std::max(std::abs(plo[i]), std::abs(phi[i])) + 4096 * period[i], top);
+      delta[i] = 4 * ulp_of(m);
       clip.min[i] = static_cast<T>(plo[i] - 2 * delta[i]);
       clip.max[i] = static_cast<T>(phi[i] + 2 * delta[i]);
     }
   }
 
-  /// The limits of periodic_pairs on periodic axes (errc::out_of_domain).
+  /// The distance from x (0 <= x <= the largest T) to the next larger T
+  /// (the spacing of T in x's binade; never below the smallest subnormal).
+  static double ulp_of(double x) {
+    int e = 0;
+    (void)std::frexp(x, &e);  // x = f 2^e, 1/2 <= f < 1
+    return std::max(std::ldexp(1.0, e - std::numeric_limits<T>::digits),
+                    static_cast<double>(std::numeric_limits<T>::denorm_min()));
+  }
+
+  /// The limits of periodic_pairs on periodic axes, and at most 65536 images
+  /// of a box here (errc::out_of_domain).
   void check_periodic(const char* where, const box_type& b) const {
     if (!periodic) return;
-    const std::string problem = periodic_box_problem(dom, b);
+    std::string problem = periodic_box_problem(dom, b);
+    if (problem.empty()) {
+      std::uint64_t count = 1;
+      for (int i = 0; i < D && count <= periodic_max_images; ++i) {
+        if (!dom.periodic[i]) continue;
+        std::int32_t u0 = 0, u1 = 0;
+        shift_range(b, i, u0, u1);
+        count *= static_cast<std::uint64_t>(std::max(u1 - u0 + 1, 0));
+      }
+      if (count > periodic_max_images) problem = too_many_images_problem();
+    }
     if (!problem.empty()) throw error(errc::out_of_domain, std::string(where) + ": " + problem);
+  }
+
+  /// One coordinate of an image: x moved by u periods on axis i, computed as
+  /// periodic_image computes it (two roundings in T; a rounding is monotone,
+  /// so the result does not decrease when u grows).
+  T image_coord(T x, std::int32_t u, int i) const {
+    if (u == 0) return x;
+    return x + static_cast<T>(u) * (dom.bounds.max[i] - dom.bounds.min[i]);
+  }
+  /// The ends of an image widened by delta on periodic axis i (not yet cut to `clip`).
+  T widened_min(T x, std::int32_t u, int i) const {
+    return static_cast<T>(static_cast<double>(image_coord(x, u, i)) - delta[i]);
+  }
+  T widened_max(T x, std::int32_t u, int i) const {
+    return static_cast<T>(static_cast<double>(image_coord(x, u, i)) + delta[i]);
+  }
+
+  /// The shifts u on periodic axis i whose image of b, widened by delta, meets
+  /// `clip`: exactly u0..u1 (empty when u1 < u0). Both ends of the widened
+  /// image grow with u, so the set is an interval; it is found from an
+  /// estimate by stepping with the very test of for_each_image, so no
+  /// rounding of the estimate can drop or add a shift. (b within the limits.)
+  void shift_range(const box_type& b, int i, std::int32_t& u0, std::int32_t& u1) const {
+    const double L = period[i];
+    // quarters first: the difference of a bound and a box's far corner can
+    // pass the largest double (quartering is exact, the rounding unchanged)
+    u0 = static_cast<std::int32_t>(std::clamp(
+        std::ceil((plo[i] * 0.25 - 0.75 * delta[i] - static_cast<double>(b.max[i]) * 0.25) / L * 4), -1e9, 1e9));
+    u1 = static_cast<std::int32_t>(std::clamp(
+        std::floor((phi[i] * 0.25 + 0.75 * delta[i] - static_cast<double>(b.min[i]) * 0.25) / L * 4), -1e9, 1e9));
+    while (widened_max(b.max[i], u0 - 1, i) >= clip.min[i]) --u0;
+    while (widened_max(b.max[i], u0, i) < clip.min[i]) ++u0;
+    while (widened_min(b.min[i], u1 + 1, i) <= clip.max[i]) ++u1;
+    while (widened_min(b.min[i], u1, i) > clip.max[i]) --u1;
   }
 
   /// Calls f(shift, clipped) for every image of b whose box widened by delta
@@ -163,26 +220,18 @@ struct distributed_state {
     std::array<std::int32_t, D> t_lo{}, t_hi{}, t{};
     for (int i = 0; i < D; ++i) {
       if (!dom.periodic[i]) continue;
-      const double L = period[i];
-      // quarters first: the difference of a bound and a box's far corner can
-      // pass the largest double (quartering is exact, the rounding unchanged)
-      t_lo[i] = static_cast<std::int32_t>(
-          std::ceil((plo[i] * 0.25 - 0.75 * delta[i] - static_cast<double>(b.max[i]) * 0.25) / L * 4));
-      t_hi[i] = static_cast<std::int32_t>(
-          std::floor((phi[i] * 0.25 + 0.75 * delta[i] - static_cast<double>(b.min[i]) * 0.25) / L * 4));
+      shift_range(b, i, t_lo[i], t_hi[i]);
       if (t_hi[i] < t_lo[i]) return;
     }
     t = t_lo;
+    box_type im = b;
     while (true) {
-      box_type im = periodic_image(b, t, dom);
-      bool meets = true;
       for (int i = 0; i < D; ++i) {
         if (!dom.periodic[i]) continue;
-        im.min[i] = std::max(clip.min[i], static_cast<T>(static_cast<double>(im.min[i]) - delta[i]));
-        im.max[i] = std::min(clip.max[i], static_cast<T>(static_cast<double>(im.max[i]) + delta[i]));
-        if (!(im.min[i] <= im.max[i])) meets = false;
+        im.min[i] = std::max(clip.min[i], widened_min(b.min[i], t[i], i));
+        im.max[i] = std::min(clip.max[i], widened_max(b.max[i], t[i], i));
       }
-      if (meets) f(t, im);
+      f(t, im);
       int i = 0;
       for (; i < D; ++i) {
         if (t[i] < t_hi[i]) {

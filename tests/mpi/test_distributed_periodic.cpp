@@ -529,6 +529,74 @@ void test_huge_domain() {
   }
 }
 
+/// Domains far from the origin whose period is a few dozen ulps or less (stop
+/// 80): delta was 64 eps (|lo| + |hi| + 2052 L), 2.8 periods at [1e14, 1e14 + 1),
+/// so every box had thousands of images and a rank ran out of memory. Periods
+/// of 64, 8 and 8 ulps (double), 16, 8 and 8 (float). Boxes on the lattice of
+/// 1/8 periods (exact in T): points and boxes on lo and hi
+/// (touching through the face), as wide as the period and wider, one or two
+/// periods outside the domain. The result must be brute force's, exactly.
+template <int D, class T>
+void test_far_domain() {
+  std::vector<std::pair<double, double>> domains;
+  if (sizeof(T) == 8)
+    domains = {{1e14, 1e14 + 1}, {-1e15 - 1, -1e15}, {0x1p50, 0x1p50 + 2}};
+  else
+    domains = {{1e6, 1e6 + 1}, {-0x1p21 - 2, -0x1p21}, {0x1p21, 0x1p21 + 2}};
+  for (const auto& dom : domains) {
+    const double lo = dom.first, hi = dom.second, L = hi - lo;
+    hhg::periodic_domain<D, T> d;
+    for (int i = 0; i < D; ++i) {
+      d.bounds.min[i] = static_cast<T>(lo);
+      d.bounds.max[i] = static_cast<T>(hi);
+      d.periodic[i] = true;
+    }
+    std::vector<hhg::box<D, T>> boxes;
+    const std::size_t n = D == 2 ? 120 : 40;
+    for (std::size_t k = 0; k < n; ++k) {
+      hhg::box<D, T> b;
+      const double r = u01(91, k, 9);
+      for (int i = 0; i < D; ++i) {
+        const double q = u01(91, k, 20 + static_cast<std::uint64_t>(i));
+        double c = lo + L * std::floor(8 * u01(91, k, static_cast<std::uint64_t>(i))) / 8;
+        if (q < 0.2) c = lo;                                                     // on lo
+        if (q > 0.8) c = hi;                                                     // on hi: touching through the face
+        if (r > 0.85) c += L * std::floor(5 * u01(91, k, 40 + i) - 2);           // periods outside
+        const double e = r < 0.4 ? 0 : r < 0.6 ? L / 8 : r < 0.8 ? L : 1.5 * L;  // a point, small, the period, wider
+        b.min[i] = static_cast<T>(c);
+        b.max[i] = static_cast<T>(c + e);
+      }
+      boxes.push_back(b);
+    }
+    // Pairs that exist by rounding: a box off the lattice, and a partner up to
+    // 1000 periods away that touches the box's image under that shift (as
+    // periodic_image rounds it). The images near the domain round otherwise:
+    // without the widening these pairs are missed (delta = 0: the test fails).
+    for (std::size_t k = 0; k < n / 2; ++k) {
+      hhg::box<D, T> b, a;
+      std::array<std::int32_t, D> s{};
+      for (int i = 0; i < D; ++i) {
+        const double c = lo + L * (1.2 * u01(93, k, static_cast<std::uint64_t>(i)) - 0.1);
+        b.min[i] = static_cast<T>(c);
+        b.max[i] = static_cast<T>(c + L * 0.3 * u01(93, k, 10 + static_cast<std::uint64_t>(i)));
+        s[i] = static_cast<std::int32_t>(std::floor(2001 * u01(93, k, 20 + static_cast<std::uint64_t>(i)))) - 1000;
+      }
+      const hhg::box<D, T> image = hhg::periodic_image(b, s, d);
+      for (int i = 0; i < D; ++i) {  // touching the image's max on axis 0, overlapping it on the others
+        a.min[i] = i == 0 ? image.max[i] : image.min[i];
+        a.max[i] = i == 0 ? static_cast<T>(static_cast<double>(image.max[i]) + L / 4) : image.max[i];
+      }
+      boxes.push_back(b);
+      boxes.push_back(a);
+    }
+    hhg::distributed_hash_grids<D, T> g(MPI_COMM_WORLD, d);
+    insert_all(g, boxes, 0);
+    char what[96];
+    std::snprintf(what, sizeof what, "domain [%.17g, %.17g)", lo, hi);
+    expect_exact(g, d, boxes, what);
+  }
+}
+
 template <int D, class T>
 void run_all(const char* name) {
   const double t0 = MPI_Wtime();
@@ -538,6 +606,8 @@ void run_all(const char* name) {
   test_dynamic<D, T>();
   g_test = std::string(name) + " huge domain";
   test_huge_domain<D, T>();
+  g_test = std::string(name) + " far domain";
+  test_far_domain<D, T>();
   g_test = std::string(name) + " negative control";
   test_negative_control<D, T>();
   g_test = std::string(name) + " errors";
