@@ -88,6 +88,37 @@ for dim in 2 3; do
   compare "$work/periodic.txt" "periodic ${dim}D, per-axis domain" --periodic all \
     --domain "$( [ "$dim" = 2 ] && echo -5,5,-5,7 || echo -5,5,-6,5,-5,5.5 )"
 done
+# Far from the origin, a period of a few ulps (stop 80: hhg_mpi's widening was 2.8
+# periods at [1e14, 1e14 + 1), 28 at 1e15: out of memory, or minutes, where hhg
+# pairs took 0.04 s). Boxes on the lattice of 1/8 periods (exact): points and boxes
+# on lo and hi (touching through the face), as wide as the period and wider, one
+# or two periods outside.
+far_scene() {  # dim seed n lo period
+  awk -v dim="$1" -v seed="$2" -v n="$3" -v lo="$4" -v L="$5" 'BEGIN {
+    srand(seed); printf "# dim %d\n", dim
+    for (k = 0; k < n; k++) {
+      r = rand(); line = ""; ends = ""
+      for (i = 0; i < dim; i++) {
+        q = rand(); c = lo + L * int(8 * rand()) / 8
+        if (q < 0.2) c = lo; else if (q > 0.8) c = lo + L
+        if (r > 0.85) c += L * (int(5 * rand()) - 2)
+        e = (r < 0.4) ? 0 : (r < 0.6 ? L / 8 : (r < 0.8 ? L : 1.5 * L))
+        line = line sprintf("%.17g ", c); ends = ends sprintf(" %.17g", c + e)
+      }
+      print line ends
+    }
+  }' >"$work/far_periodic.txt"
+}
+far_scene 3 31 200 100000000000000 1
+compare "$work/far_periodic.txt" "far 3D [1e14, 1e14 + 1)" --periodic all --domain 100000000000000,100000000000001
+if [ "$mode" != handoff ]; then
+  far_scene 2 32 300 -1000000000000001 1
+  compare "$work/far_periodic.txt" "far 2D [-1e15 - 1, -1e15)" --periodic all --domain=-1000000000000001,-1000000000000000
+  far_scene 3 33 100 -1000000000000001 1
+  compare "$work/far_periodic.txt" "far 3D [-1e15 - 1, -1e15)" --periodic all --domain=-1000000000000001,-1000000000000000
+  far_scene 3 34 100 1000000000000000 1
+  compare "$work/far_periodic.txt" "far 3D [1e15, 1e15 + 1), x and z" --periodic x,z --domain 1000000000000000,1000000000000001
+fi
 compare "$work/periodic.txt" "bad: unknown axis" --periodic x,w --domain -5,5
 [ "$mode" = handoff ] && exit $fail
 compare "$work/periodic.txt" "bad: axis twice" --periodic x,x --domain -5,5
