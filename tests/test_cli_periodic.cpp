@@ -149,4 +149,25 @@ TEST_F(cli_periodic, PairsPeriodicBadValuesAreUsageErrors) {
   }
 }
 
+// A box beyond the domain's limits is a bad input line: named by its line in
+// the file (comments and blank lines counted), not by its index among the boxes
+// ("box 1", until stop 80); status 2, one line, no output.
+TEST_F(cli_periodic, PairsPeriodicBoxOutOfDomainNamesItsLine) {
+  const std::string input = "# dim 2\n# a comment\n\n0 0 1 1\n0 0 1000 1\n0 0 2 2\n";
+  for (const std::string format : {"", " --format csv", " --count"}) {
+    const auto r = run("pairs --periodic x --domain 0,10" + format, input);
+    EXPECT_EQ(r.status, 2) << format;
+    EXPECT_EQ(r.out, "") << format;
+    EXPECT_EQ(r.err,
+              "hhg: line 5: on periodic axis 0 the box is infinite, spans more than 64 periods, or lies more than 1024 "
+              "periods from the domain\n")
+        << format;
+  }
+  // infinite on the periodic axis y (fine on x, not periodic), line 3; the first bad line wins
+  const auto r = run("pairs --periodic y --domain 0,10", "# dim 2\n-inf 0 inf 1\n0 0 1 inf\n0 0 1e9 1e9\n");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err.rfind("hhg: line 3: on periodic axis 1 the box is infinite", 0), 0u) << r.err;
+}
+
 }  // namespace

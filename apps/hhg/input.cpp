@@ -20,7 +20,7 @@ int read_dimension(line_reader& in, int dim_flag) {
 }
 
 template <int D>
-std::vector<box<D, double>> read_boxes(line_reader& in) {
+std::vector<box<D, double>> read_boxes(line_reader& in, const periodic_domain<D, double>* periodic) {
   std::vector<box<D, double>> boxes;
   std::vector<std::string_view> fields;
   std::string_view line;
@@ -31,6 +31,10 @@ std::vector<box<D, double>> read_boxes(line_reader& in) {
     if (found != count)
       fail_at(in.line_number(), "expected " + std::to_string(count) + " numbers, found " + std::to_string(found));
     boxes.push_back(parse_box<D>(fields, 0, in.line_number()));
+    if (periodic != nullptr) {
+      if (const std::string problem = periodic_box_problem(*periodic, boxes.back()); !problem.empty())
+        fail_at(in.line_number(), problem);
+    }
   }
   if (boxes.size() > std::numeric_limits<std::uint32_t>::max())
     throw input_error("too many boxes (at most 4294967295)");
@@ -110,8 +114,8 @@ void put_periodic_pair(output& out, std::uint64_t i, std::uint64_t j, const std:
   out.put('\n');
 }
 
-template std::vector<box<2, double>> read_boxes<2>(line_reader&);
-template std::vector<box<3, double>> read_boxes<3>(line_reader&);
+template std::vector<box<2, double>> read_boxes<2>(line_reader&, const periodic_domain<2, double>*);
+template std::vector<box<3, double>> read_boxes<3>(line_reader&, const periodic_domain<3, double>*);
 template periodic_domain<2, double> parse_periodic<2>(std::string_view, std::string_view);
 template periodic_domain<3, double> parse_periodic<3>(std::string_view, std::string_view);
 template void put_periodic_pair<2>(output&, std::uint64_t, std::uint64_t, const std::array<std::int32_t, 2>&);

@@ -21,9 +21,12 @@ namespace hhg::cli {
 int read_dimension(line_reader& in, int dim_flag);
 
 /// Every box of the input (one box a line, 2*D numbers; comments and blank
-/// lines skipped). Throws input_error ("line N: ...") on the first bad line.
+/// lines skipped). Throws input_error ("line N: ...") on the first bad line;
+/// with `periodic`, a box beyond the limits of that domain is one too
+/// ("line N: " and periodic_box_problem's text: the file's line, not the
+/// box's index that hhg::periodic_pairs would name).
 template <int D>
-std::vector<box<D, double>> read_boxes(line_reader& in);
+std::vector<box<D, double>> read_boxes(line_reader& in, const periodic_domain<D, double>* periodic = nullptr);
 
 /// The domain of `--periodic AXES --domain BOUNDS`: AXES is a comma list of
 /// axis names x, y, z (each at most once) or 'all'; BOUNDS is 'LO,HI' (every

@@ -184,7 +184,7 @@ int run_periodic_pairs(line_reader& in, const pairs_options& o) {
   if (o.method != "hhg") throw usage_error("pairs: --periodic works with --method hhg only");
   if (o.order == "stream") throw usage_error("pairs: --periodic pairs are always sorted (no --order stream)");
   const config cfg = make_config(o.grid, D, "pairs");
-  const std::vector<box<D, double>> boxes = read_boxes<D>(in);
+  const std::vector<box<D, double>> boxes = read_boxes<D>(in, &d);  // (a box out of the domain: its line)
   std::vector<periodic_pair<D>> pairs;
   periodic_pairs(d, std::span<const box<D, double>>(boxes), pairs, cfg);
   output out(stdout);

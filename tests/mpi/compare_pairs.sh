@@ -56,6 +56,10 @@ compare "$work/bad3.txt" "bad input: too few numbers"
 compare "$work/empty.txt" "empty input"
 printf '0 0 0 1 1 1\n0 0 0 1000 1 1\n' >"$work/far.txt"
 compare "$work/far.txt" "bad input: a box 100 periods wide" --periodic x --domain 0,10
+# named by its line, as every bad input line (stop 80: "box 1", the output's index)
+if ! grep -q '^hhg: line 2: on periodic axis 0 the box ' "$work/mpi.err"; then
+  echo "NO LINE IN THE MESSAGE: a box 100 periods wide"; cat "$work/mpi.err"; fail=1
+fi
 
 # Periodic scenes in [-5, 5) per axis (awk: the same file for both sides).
 periodic_scene() {  # dim seed n
