@@ -16,24 +16,11 @@
 
 #include "hhg/config.hpp"
 #include "options.hpp"
+#include "status.hpp"
 
 namespace hhg::cli {
 
-inline constexpr int exit_ok = 0;
-inline constexpr int exit_failure = 1;
-inline constexpr int exit_usage = 2;
-
-/// Prints "hhg: <what>" on standard error (no second "hhg: " when `what` has one).
-inline void print_error(const std::string& what) {
-  std::fprintf(stderr, "%s%s\n", what.rfind("hhg: ", 0) == 0 ? "" : "hhg: ", what.c_str());
-}
-
-/// A request that cannot be served as given (e.g. --check with too many
-/// objects, a bad hash grid configuration). Exit status 2.
-class usage_error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+// exit_ok, exit_failure, exit_usage, print_error and usage_error: status.hpp.
 
 /// `hhg pairs [--method M] [--dim 2|3] [--format F] [--count] [--order O] [FILE]`
 struct pairs_options {

@@ -2,7 +2,7 @@
 // apps/hhg/main.cpp, and the benchmark harness `hhg_bench`,
 // bench/harness/main.cpp): "hhg: " before every error message, CLI11's
 // included; the parse step's exit statuses; and the mapping of errors thrown
-// while running to messages and exit statuses (see commands.hpp).
+// while running to messages and exit statuses (status.hpp).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -15,6 +15,7 @@
 #include "commands.hpp"
 #include "hhg/error.hpp"
 #include "parse.hpp"
+#include "status.hpp"
 
 namespace hhg::cli {
 
@@ -39,27 +40,16 @@ std::optional<int> parse_command_line(CLI::App& app, Args&&... args) {
 }
 
 /// Runs command() and turns what it throws into "hhg: <message>" on standard
-/// error and an exit status: bad input, usage and hhg::error 2; out of memory
-/// and other failures 1.
+/// error and an exit status (describe_failure, status.hpp): bad input, usage
+/// and hhg::error 2; out of memory and other failures 1.
 template <class F>
 int guarded(F&& command) {
   try {
     return command();
-  } catch (const input_error& e) {
-    std::fprintf(stderr, "hhg: %s\n", e.what());
-    return exit_usage;
-  } catch (const usage_error& e) {
-    std::fprintf(stderr, "hhg: %s\n", e.what());
-    return exit_usage;
-  } catch (const hhg::error& e) {
-    print_error(e.what());
-    return exit_usage;
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "hhg: out of memory\n");
-    return exit_failure;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "hhg: %s\n", e.what());
-    return exit_failure;
+  } catch (...) {
+    const failure f = describe_failure(std::current_exception());
+    std::fprintf(stderr, "%s\n", f.message.c_str());
+    return f.status;
   }
 }
 

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <span>
@@ -44,12 +45,31 @@
 #include "input.hpp"
 #include "io.hpp"
 #include "parse.hpp"
+#include "status.hpp"
 
 namespace {
 
 int g_rank = 0, g_size = 1;
 
 using hhg::cli::input_error;
+
+/// The message and exit status of an error, as hhg gives them (status.hpp:
+/// bad input, usage and hhg::error 2; out of memory and other failures 1),
+/// with one addition: hhg::errc::capacity is a failure (1). The distributed
+/// structure reports a rank that ran out of memory (or failed otherwise)
+/// inside a collective step as errc::capacity on every rank ("rank 1 failed
+/// during the local detection (out of memory)"), and its other capacity
+/// errors are limits of the machine too (more than 2 GiB in one exchange).
+hhg::cli::failure failure_of(std::exception_ptr e) {
+  hhg::cli::failure f = hhg::cli::describe_failure(e);
+  try {
+    std::rethrow_exception(e);
+  } catch (const hhg::error& x) {
+    if (x.code() == hhg::errc::capacity) f.status = hhg::cli::exit_failure;
+  } catch (...) {
+  }
+  return f;
+}
 
 template <int D>
 std::vector<double> scatter_boxes(const std::vector<double>& flat_all, std::uint64_t n);
@@ -321,14 +341,15 @@ int pairs_command(const std::vector<std::string>& raw) {
         flatten(hhg::cli::read_boxes<2>(in, periodic.empty() ? nullptr : &d2));
       else
         flatten(hhg::cli::read_boxes<3>(in, periodic.empty() ? nullptr : &d3));
-    } catch (const std::exception& e) {
-      std::snprintf(message, sizeof message, "%s", e.what());
-      status = 2;
+    } catch (...) {  // (out of memory while reading: status 1, as hhg; until stop 80 it was 2)
+      const hhg::cli::failure f = failure_of(std::current_exception());
+      std::snprintf(message, sizeof message, "%s", f.message.c_str());
+      status = f.status;
     }
   }
   MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (status != 0) {
-    if (g_rank == 0) std::fprintf(stderr, "hhg: %s\n", message);
+    if (g_rank == 0) std::fprintf(stderr, "%s\n", message);
     return status;
   }
   MPI_Bcast(&dim, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -685,10 +706,13 @@ int main(int argc, char** argv) {
       const std::vector<std::string> rest(args.begin() + 1, args.end());
       status = args[0] == "pairs" ? pairs_command(rest) : run_command(rest);
     }
-  } catch (const std::exception& e) {
+  } catch (...) {
     // Argument errors are the same on every rank; library errors are agreed.
-    if (g_rank == 0) std::fprintf(stderr, "hhg: %s\n", e.what());
-    status = 2;
+    // The status is hhg's for the same error (README, "Exit status"): until
+    // stop 80 every error here gave 2, out of memory included.
+    const hhg::cli::failure f = failure_of(std::current_exception());
+    if (g_rank == 0) std::fprintf(stderr, "%s\n", f.message.c_str());
+    status = f.status;
   }
   MPI_Finalize();
   return status;
