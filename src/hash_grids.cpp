@@ -77,7 +77,7 @@ namespace {
 template <int D, class T>
 detail::hash_grids_state<D, T>& hash_grids<D, T>::writable(const char* op) {
   if (!s_) throw_moved_from(op);
-  if (s_->in_detection) throw_reentrant(op);
+  if (s_->in_detection.on) throw_reentrant(op);
   if (detail::query_marks != nullptr && detail::queried_on_this_thread(s_.get())) throw_in_query(op);
   return *s_;
 }
@@ -107,7 +107,7 @@ template <int D, class T>
 hash_grids<D, T>& hash_grids<D, T>::operator=(const hash_grids& o) {
   if (this != &o) {
     auto s = std::make_unique<detail::hash_grids_state<D, T>>(o.readable("operator="));
-    if (s_ && s_->in_detection) throw_reentrant("operator=");
+    if (s_ && s_->in_detection.on) throw_reentrant("operator=");
     if (s_ && detail::queried_on_this_thread(s_.get())) throw_in_query("operator=");
     s_ = std::move(s);
     if (!x_) x_ = std::make_unique<detail::detection_scratch<D, T>>();
@@ -554,7 +554,7 @@ void hash_grids<D, T>::find_pairs(std::vector<handle_pair>& out) {
     out.reserve(want);
     detail::advise_huge(out.data(), out.capacity() * sizeof(handle_pair));  // (fresh memory, written by the walks)
   }
-  busy mark(s.in_detection);
+  busy mark(s.in_detection.on);
   x_->detect(s, out);
 }
 
@@ -563,7 +563,7 @@ void hash_grids<D, T>::for_each_pair(pair_callback f) {
   auto& s = writable("for_each_pair");
   s.check_shape();
   s.check_spread();
-  busy mark(s.in_detection);
+  busy mark(s.in_detection.on);
   x_->detect(s, f);
 }
 

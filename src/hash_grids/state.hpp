@@ -32,19 +32,23 @@ struct not_copied : X {
   not_copied& operator=(not_copied&&) = default;
 };
 
-// A fact about not_copied scratch: false in a copy (whose scratch is empty,
-// or, assigned, still the old one's).
+// A fact about this structure that a copy does not take over (false in
+// a copy, and in a structure assigned one): that a detection is running
+// (a copy taken from the detection's callback is in no detection; copied,
+// the flag made the copy refuse every change, for good), and that the
+// bulk move's kept key list is current (not_copied scratch: empty in a
+// copy, and an assigned structure's is still its old one).
 struct not_copied_flag {
   bool on = false;
   not_copied_flag() = default;
-  not_copied_flag(const not_copied_flag&) {}
-  not_copied_flag& operator=(const not_copied_flag&) {
+  not_copied_flag(const not_copied_flag&) noexcept {}
+  not_copied_flag& operator=(const not_copied_flag&) noexcept {
     on = false;
     return *this;
   }
   not_copied_flag(not_copied_flag&&) = default;
   not_copied_flag& operator=(not_copied_flag&&) = default;
-  not_copied_flag& operator=(bool b) {
+  not_copied_flag& operator=(bool b) noexcept {
     on = b;
     return *this;
   }
@@ -106,9 +110,9 @@ struct hash_grids_state : grid_types<D, T> {
   typename base::scale_t axis_scale = base::unit_scale();
   bool rebuild_pending = false;
   int base_class = 0;
-  bool in_detection = false;  // a detection is running (its callback must not change the structure)
-  tuning tune;                // thresholds (tests may change them)
-  path_counters paths;        // how often each path ran
+  not_copied_flag in_detection;  // a detection is running (its callback must not change the structure)
+  tuning tune;                  // thresholds (tests may change them)
+  path_counters paths;          // how often each path ran
   std::uint64_t box_tests = 0, cells_visited = 0, pairs = 0;  // of the last detection
   bool detected = false;  // a detection ran since construction or clear() (`pairs` holds its count)
 
