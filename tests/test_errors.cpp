@@ -396,5 +396,38 @@ TYPED_TEST(ConfigErrors, TooManyLevelsKeptApart) {
   EXPECT_EQ(m.subject().stats().grids.size(), 250u);
 }
 
+// A factor just above 1 is valid ("> 1 and finite"): a new level is found
+// in a few steps of the ladder, not one step per factor between the sizes
+// (1 + 2^-52 from size 1 to 0.5 was 10^16 divisions: insert never returned).
+// Sizes over 600 decades (60 in float), most a level of their own, smaller
+// and larger than every level before, with a factor of 1 + 2^-52 and
+// 1 + 1e-12, one by one and after a batch's ladder (insert of a span:
+// config::adaptive_factor).
+TYPED_TEST(ConfigErrors, HierarchyFactorNearOneFindsLevelsFast) {
+  constexpr int D = TypeParam::dimension;
+  using T = typename TypeParam::scalar;
+  const double far = std::is_same_v<T, float> ? 1e30 : 1e300;
+  for (const double f : {std::nextafter(1.0, 2.0), 1 + 1e-12}) {
+    SCOPED_TRACE("hierarchy_factor 1 + " + std::to_string(f - 1));
+    config c;
+    c.hierarchy_factor = f;
+    c.activation_threshold = 0;
+    mirror<TypeParam> m(c);
+    m.insert(cube<D, T>(0, 1));
+    for (const double size : {0.5, 2.0, 1e-3, 1e3, 1 / far, far, 0.75, 1.5}) {
+      m.insert(cube<D, T>(0, size));
+      ASSERT_TRUE(m.check()) << "after size " << size;
+    }
+    EXPECT_GE(m.subject().stats().grids.size(), 7u);
+    TypeParam batch(c);
+    std::vector<box<D, T>> boxes;
+    for (int k = 0; k < 300; ++k) boxes.push_back(cube<D, T>(0, std::exp2(k % 40 - 20)));
+    batch.insert(std::span<const box<D, T>>(boxes));
+    batch.insert(cube<D, T>(0, 1 / far));
+    batch.insert(cube<D, T>(0, far));
+    ASSERT_NO_THROW(batch.validate());
+  }
+}
+
 }  // namespace
 }  // namespace hhg_test
