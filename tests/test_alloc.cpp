@@ -437,6 +437,37 @@ TEST(OutOfMemory, RebuildStrategyFailedDetectionRecovers) {
   failed_detection_recovers(hash_grids<3, double>(c), true);
 }
 
+// The insert that activates the grids (the 33rd object), into a slot freed
+// by clear(), whose k-th allocation fails, for every k: the slot taken is
+// free again. (It stayed marked live while back on the free list: validate()
+// failed, and the next clear() linked it in a second time, so that later two
+// objects were given the same slot, one of them lost.)
+TEST(OutOfMemory, FailedActivationFreesTheReusedSlot) {
+  const auto at = [](int i) { return cube<3, double>(2.0 * i, 2.5); };  // each overlaps the next
+  int k = 1;
+  for (; k < 1000; ++k) {
+    hash_grids<3, double> m;  // activation_threshold 32
+    for (int i = 0; i < 40; ++i) m.insert(at(i));
+    m.clear();  // not active, 40 free slots
+    for (int i = 0; i < 32; ++i) m.insert(at(i));
+    const bool failed = fails_at_allocation(k, [&] { m.insert(at(100)); });
+    ASSERT_NO_THROW(m.validate()) << "allocation " << k << (failed ? " failed" : " did not fail");
+    ASSERT_EQ(m.size(), failed ? 32u : 33u);
+    m.clear();
+    std::vector<handle> hs;
+    for (int i = 0; i < 60; ++i) hs.push_back(m.insert(at(i)));
+    ASSERT_NO_THROW(m.validate()) << "allocation " << k;
+    std::vector<handle_pair> got, want;
+    for (std::size_t i = 0; i + 1 < hs.size(); ++i) want.push_back({hs[i], hs[i + 1]});
+    m.find_pairs(got);
+    hhg::canonicalize(got);
+    hhg::canonicalize(want);
+    ASSERT_EQ(got, want) << "allocation " << k;
+    if (!failed) break;
+  }
+  EXPECT_GT(k, 2) << "the activation allocates at several points";
+}
+
 // A batch move of the hash grid big enough to run in two passes (objects
 // that keep their cell first, then the others in cell order), whose k-th
 // allocation fails, for every k: no object is lost, each has its old box or

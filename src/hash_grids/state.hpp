@@ -385,11 +385,15 @@ struct hash_grids_state : grid_types<D, T> {
   }
 
   // Undoes new_slot exactly (same generation for the next insert), for an
-  // insert that failed.
+  // insert that failed. The slot may have been placed and unplaced since
+  // (an activation that failed): it is marked free again, else it stayed
+  // "live" while on the free list, and a clear() linked it in a second
+  // time (a cycle: one slot handed out to two objects).
   void unnew_slot(std::uint32_t index, bool pushed) {
     if (pushed) {
       slots.pop_back();
     } else {
+      slots[index].set_place(kPlaceFree);
       slots[index].at = free_head;
       free_head = index;
       if (free_tail == npos) free_tail = index;
