@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "dynamic_fuzz.hpp"
 #include "hhg/hierarchical_hashing.hpp"
 #include "hhg/linear_kdtree.hpp"
 #include "hhg/pivot_hashing.hpp"
@@ -466,6 +467,41 @@ TEST(OutOfMemory, FailedActivationFreesTheReusedSlot) {
     if (!failed) break;
   }
   EXPECT_GT(k, 2) << "the activation allocates at several points";
+}
+
+// Random sequences of the hash grid's dynamic operations (dynamic_fuzz.hpp)
+// in which some steps run with their k-th allocation failing (k random):
+// a failed insert, remove, move or detection changes nothing, a failed
+// batch move leaves each object its old box or one of its new ones, and
+// after every step the structure validates and matches the model and brute
+// force. (Found the slot a failed activation left live, above.)
+template <int D, class T>
+void out_of_memory_sequences() {
+  SCOPED_TRACE(std::to_string(D) + "D " + (std::is_same_v<T, float> ? "float" : "double"));
+  hhg::thread_pool pool(2);
+  const auto hook = [](std::uint64_t k, const std::function<void()>& f) {
+    return fails_at_allocation(static_cast<int>(k), f);
+  };
+  for (std::uint64_t seed = 1; seed <= 3; ++seed)
+    for (int shape = 0; shape < 6; ++shape) {
+      const int variant = static_cast<int>((seed * 5 + static_cast<std::uint64_t>(shape)) % 32);
+      SCOPED_TRACE("seed " + std::to_string(seed) + " shape " + std::to_string(shape) + " variant " +
+                   std::to_string(variant));
+      const auto [c, small] = fuzz_config(variant);
+      dynamic_fuzz<D, T> f(seed, shape, c, small, &pool, hook);
+      try {
+        f.run(150);
+      } catch (const std::exception& e) {
+        FAIL() << e.what();
+      }
+    }
+}
+
+TEST(OutOfMemory, RandomSequences) {
+  out_of_memory_sequences<2, float>();
+  out_of_memory_sequences<2, double>();
+  out_of_memory_sequences<3, float>();
+  out_of_memory_sequences<3, double>();
 }
 
 // A batch move of the hash grid big enough to run in two passes (objects
