@@ -111,8 +111,8 @@ struct hash_grids_state : grid_types<D, T> {
   bool rebuild_pending = false;
   int base_class = 0;
   not_copied_flag in_detection;  // a detection is running (its callback must not change the structure)
-  tuning tune;                  // thresholds (tests may change them)
-  path_counters paths;          // how often each path ran
+  tuning tune;                   // thresholds (tests may change them)
+  path_counters paths;           // how often each path ran
   std::uint64_t box_tests = 0, cells_visited = 0, pairs = 0;  // of the last detection
   bool detected = false;  // a detection ran since construction or clear() (`pairs` holds its count)
 
